@@ -1,0 +1,45 @@
+"""The `holdbench` command: one argparse subcommand per module, each with `register()`."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+#: modules exposing register(subparsers); each adds one subcommand with set_defaults(func=...)
+_COMMANDS = (
+    "benchmark.commands.data",
+    "metrics.cli",
+    "benchmark.commands.study",
+)
+
+
+class UserError(Exception):
+    """An error whose message is the whole story: printed without a traceback."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="holdbench",
+        description="Holdout-based fidelity and privacy benchmark of tabular synthesizers.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for mod in _COMMANDS:
+        importlib.import_module(mod).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (UserError, ValueError, FileNotFoundError, KeyError) as exc:
+        if isinstance(exc, KeyError) or type(exc).__module__.startswith(("pandas", "numpy")):
+            raise
+        print(f"holdbench {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
