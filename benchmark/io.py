@@ -11,9 +11,10 @@ import os
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class InputError(ValueError):
@@ -66,6 +67,8 @@ def _json_default(obj: Any) -> Any:
 
 def read_table(path: str | os.PathLike) -> pd.DataFrame:
     """Read .csv, .csv.gz or .parquet; errors name the file."""
+    import pandas as pd
+
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path}: no such file")

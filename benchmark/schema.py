@@ -131,6 +131,17 @@ class Schema:
             spec[col] = {**spec[col], **over}
         return cls.from_mapping(name, spec, target, len(df))
 
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "target": self.target,
+            "columns": {c.name: {"kind": c.kind, "dtype": c.dtype, "model_kind": c.model_kind} for c in self.columns},
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Schema":
+        return cls.from_mapping(d["name"], d["columns"], d.get("target"))
+
     def check_columns(self, df: pd.DataFrame, source: str) -> None:
         """Raise SchemaError naming `source` when df's columns differ from the schema."""
         got = [str(c) for c in df.columns]

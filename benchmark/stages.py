@@ -1,0 +1,95 @@
+"""The work of one cell, as run inside an isolated child process (benchmark._child).
+
+`generate` fits the synthesizer on T and samples; `evaluate` computes the metrics.
+Both take a JSON payload of paths and settings and return a JSON-safe result dict.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from benchmark.io import write_csv, write_parquet
+from benchmark.schema import Schema
+
+log = logging.getLogger("holdbench.cell")
+
+
+def _setup() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    threads = os.environ.get("HOLDBENCH_THREADS")
+    if threads:
+        try:
+            import torch
+
+            torch.set_num_threads(int(threads))
+        except ImportError:
+            pass
+
+
+def _schema(path: str) -> Schema:
+    return Schema.from_dict(json.loads(Path(path).read_text()))
+
+
+def generate(p: dict) -> dict:
+    """Fit on T, sample n rows, check them against the schema, write synthetic.parquet."""
+    _setup()
+    from benchmark.config import build_synthesizer
+    from synthesizers.base import FitContext
+    from synthesizers.checks import check_output
+
+    schema = _schema(p["schema"])
+    name = p["synthesizer"]
+    synth = build_synthesizer(p["config"])
+    train = pd.read_parquet(p["train"])
+    holdout = pd.read_parquet(p["holdout"]) if synth.needs_holdout else None
+    ctx = FitContext(schema=schema, seed=int(p["seed"]), dataset=p["dataset"], holdout=holdout)
+    log.info("fitting %s on %s (%d x %d), seed %d", name, p["dataset"], *train.shape, p["seed"])
+    t0 = time.perf_counter()
+    synth.fit(train, ctx)
+    fit_s = time.perf_counter() - t0
+    log.info("fitted in %.2f s; sampling %d rows", fit_s, p["n_synthetic"])
+    t0 = time.perf_counter()
+    out = synth.sample(int(p["n_synthetic"]), seed=int(p["seed"]))
+    sample_s = time.perf_counter() - t0
+    expected = len(holdout) if synth.holdout_rule and holdout is not None else int(p["n_synthetic"])
+    out = check_output(out, schema, expected, name, lenient=bool(getattr(synth, "lenient_output", False)))
+    write_parquet(p["synthetic"], out)
+    log.info("sampled %d rows in %.2f s", len(out), sample_s)
+    return {
+        "status": "ok",
+        "fit_seconds": round(fit_s, 4),
+        "sample_seconds": round(sample_s, 4),
+        "n_synthetic": len(out),
+        "holdout_rule": bool(synth.holdout_rule),
+    }
+
+
+def evaluate(p: dict) -> dict:
+    """Fidelity and privacy of S against T and H; writes marginals.csv, returns the metrics."""
+    _setup()
+    from metrics import evaluate as run_metrics
+
+    schema = _schema(p["schema"])
+    train = pd.read_parquet(p["train"])
+    holdout = pd.read_parquet(p["holdout"])
+    synthetic = pd.read_parquet(p["synthetic"])
+    opts = dict(p.get("metrics") or {})
+    t0 = time.perf_counter()
+    res = run_metrics(
+        train, holdout, synthetic, schema.kinds,
+        holdout_row=bool(p.get("holdout_rule")),
+        n_jobs=int(opts.get("n_jobs", 1)),
+        max_combinations=opts.get("max_combinations"),
+        privacy_sample=opts.get("privacy_sample"),
+        extended=bool(opts.get("extended", True)),
+        seed=int(opts.get("seed", 0)),
+    )
+    secs = time.perf_counter() - t0
+    write_csv(p["marginals"], res.marginals)
+    return {"status": "ok", "metrics": res.to_dict(), "evaluate_seconds": round(secs, 4)}

@@ -1,0 +1,175 @@
+"""A study: datasets × synthesizers × split seeds, expanded into immutable cell specs.
+
+Everything a study names is checked here, before Snakemake schedules a single job:
+unknown datasets or synthesizers, misspelt parameters, negative record counts, flip
+probabilities outside [0, 1] and empty studies are all rejected with the key named.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmark.config import (
+    ConfigError,
+    available,
+    check_name,
+    load_group,
+    synthesizer_config,
+    to_container,
+)
+
+SPLITS = ("random", "provided")
+STUDY_KEYS = {
+    "name", "description", "datasets", "synthesizers", "seeds", "n_synthetic", "split",
+    "split_files", "preset", "params", "timeout_seconds", "memory_gb", "metrics", "drilldown",
+}
+
+
+@dataclass(frozen=True)
+class CellSpec:
+    """One (dataset, synthesizer, split seed) of a study: everything a job needs to run it."""
+
+    study: str
+    dataset: str
+    synthesizer: str
+    seed: int
+    n_synthetic: int
+    config: dict = field(hash=False)
+    timeout_seconds: float = 3600.0
+    memory_gb: float = 8.0
+
+    @property
+    def cell_id(self) -> str:
+        return f"{self.study}/{self.dataset}/seed{self.seed}/{self.synthesizer}"
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    datasets: tuple[str, ...]
+    synthesizers: tuple[str, ...]
+    seeds: tuple[int, ...]
+    n_synthetic: int
+    split: str
+    split_files: dict | None
+    timeout_seconds: float
+    memory_gb: float
+    metrics: dict
+    synth_configs: dict[str, dict]
+    drilldown: dict[str, list[str]]
+
+    def cells(self) -> list[CellSpec]:
+        return [
+            CellSpec(self.name, d, s, k, self.n_synthetic, self.synth_configs[s],
+                     self.timeout_seconds, self.memory_gb)
+            for d in self.datasets for k in self.seeds for s in self.synthesizers
+        ]
+
+    def cell(self, dataset: str, seed: int, synthesizer: str) -> CellSpec:
+        for c in self.cells():
+            if (c.dataset, c.seed, c.synthesizer) == (dataset, int(seed), synthesizer):
+                return c
+        raise ConfigError(f"study {self.name!r} has no cell {dataset}/seed{seed}/{synthesizer}")
+
+    def summary(self) -> dict[str, Any]:
+        """What study.json records (read by the leaderboard and the tracker)."""
+        return {
+            "name": self.name, "datasets": list(self.datasets), "synthesizers": list(self.synthesizers),
+            "seeds": list(self.seeds), "n_synthetic": self.n_synthetic, "split": self.split,
+            "metrics": self.metrics, "drilldown": self.drilldown,
+        }
+
+
+def load_study(name: str, overrides: list[str] | tuple[str, ...] = ()) -> Study:
+    """Compose conf/study/<name>.yaml, expand and check everything it names."""
+    check_name("study", name)
+    cfg = to_container(load_group("study", name, overrides))
+    unknown = sorted(set(cfg) - STUDY_KEYS)
+    if unknown:
+        raise ConfigError(f"study {name!r}: unknown key(s) {unknown} (known: {sorted(STUDY_KEYS)})")
+    datasets = _names(cfg, name, "datasets", "dataset")
+    synths = _names(cfg, name, "synthesizers", "synthesizer")
+    seeds = cfg.get("seeds", [0])
+    if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and s >= 0 for s in seeds):
+        raise ConfigError(f"study {name!r}: `seeds` must be a non-empty list of non-negative integers")
+    n_syn = cfg.get("n_synthetic")
+    if not isinstance(n_syn, int) or isinstance(n_syn, bool) or n_syn <= 0:
+        raise ConfigError(f"study {name!r}: `n_synthetic` must be a positive integer, got {n_syn!r}")
+    split = cfg.get("split", "random")
+    if split not in SPLITS:
+        raise ConfigError(f"study {name!r}: `split` must be one of {SPLITS}, got {split!r}")
+    if split == "provided":
+        files = cfg.get("split_files") or {}
+        if not {"train", "holdout"} <= set(files):
+            raise ConfigError(f"study {name!r}: split 'provided' needs split_files.train and .holdout")
+    for key in ("timeout_seconds", "memory_gb"):
+        val = cfg.get(key)
+        if val is not None and (not isinstance(val, (int, float)) or val <= 0):
+            raise ConfigError(f"study {name!r}: `{key}` must be a positive number, got {val!r}")
+    params = cfg.get("params") or {}
+    stray = sorted(set(params) - set(synths))
+    if stray:
+        raise ConfigError(f"study {name!r}: `params` names synthesizers not in the study: {stray}")
+    configs = {}
+    for s in synths:
+        ovr = [f"{k}={json.dumps(v)}" for k, v in (params.get(s) or {}).items()]
+        try:
+            configs[s] = synthesizer_config(s, cfg.get("preset"), ovr)
+            _check_values(s, configs[s])
+        except ConfigError as exc:
+            raise ConfigError(f"study {name!r}: {exc}") from exc
+    metrics = to_container(load_group("metrics", cfg.get("metrics") or "default"))
+    drill = cfg.get("drilldown") or {}
+    return Study(
+        name=name, datasets=tuple(datasets), synthesizers=tuple(synths), seeds=tuple(seeds),
+        n_synthetic=n_syn, split=split, split_files=cfg.get("split_files"),
+        timeout_seconds=float(cfg.get("timeout_seconds") or 3600), memory_gb=float(cfg.get("memory_gb") or 8),
+        metrics=metrics, synth_configs=configs, drilldown={d: list(c) for d, c in drill.items()},
+    )
+
+
+def _names(cfg: dict, study: str, key: str, group: str) -> list[str]:
+    names = cfg.get(key)
+    if not isinstance(names, list) or not names:
+        raise ConfigError(f"study {study!r}: `{key}` must be a non-empty list")
+    known = available(group)
+    for n in names:
+        check_name(group, n)
+        if n not in known:
+            raise ConfigError(f"study {study!r}: unknown {group} {n!r} in `{key}` (known: {', '.join(known)})")
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ConfigError(f"study {study!r}: `{key}` lists {dupes} more than once")
+    return names
+
+
+def _check_values(synth: str, cfg: dict) -> None:
+    """Value checks that would otherwise surface deep inside a job."""
+    p = cfg.get("p")
+    if p is not None and not (isinstance(p, (int, float)) and 0 <= p <= 1):
+        raise ConfigError(f"synthesizer {synth!r}: `p` must be a probability in [0, 1], got {p!r}")
+    for key in ("epochs", "batch_size"):
+        v = cfg.get(key)
+        if v is not None and (not isinstance(v, int) or v <= 0):
+            raise ConfigError(f"synthesizer {synth!r}: `{key}` must be a positive integer, got {v!r}")
+
+
+def config_digest(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def write_if_changed(path: Path, obj: Any) -> None:
+    """Rewrite a config snapshot only when its content changes, so its mtime drives reruns."""
+    text = json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n"
+    if path.exists() and path.read_text() == text:
+        return
+    from benchmark.io import write_text
+
+    write_text(path, text)

@@ -1,0 +1,85 @@
+"""Every config composes and instantiates; bad study configs are rejected naming the key."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from benchmark.config import ConfigError, available, build_synthesizer, synthesizer_config
+from benchmark.data import dataset_config
+from benchmark.study import load_study
+from synthesizers.base import Synthesizer
+from tests.workflow.helpers import env_for, make_conf, snakemake_cmd
+
+
+@pytest.mark.parametrize("name", available("synthesizer"))
+def test_every_synthesizer_config_instantiates_with_and_without_smoke(name):
+    for preset in (None, "smoke"):
+        synth = build_synthesizer(synthesizer_config(name, preset))
+        assert isinstance(synth, Synthesizer)
+
+
+@pytest.mark.parametrize("name", available("dataset"))
+def test_every_dataset_config_composes(name):
+    cfg = dataset_config(name)
+    assert cfg["name"] == name and cfg["source"] in ("uci", "demo", "file")
+
+
+@pytest.mark.parametrize("name", available("study"))
+def test_every_study_expands_into_cells(name):
+    study = load_study(name)
+    assert len(study.cells()) == len(study.datasets) * len(study.synthesizers) * len(study.seeds)
+    assert len({c.cell_id for c in study.cells()}) == len(study.cells())
+
+
+def test_paper_study_has_the_full_lineup():
+    study = load_study("paper")
+    assert study.datasets == ("adult", "bank-marketing", "credit-default", "online-shoppers")
+    for s in ("gaussian_copula", "ctgan", "tvae", "copulagan", "synthpop", "cart", "mostly_ai", "holdout",
+              *(f"flip{p}" for p in range(10, 100, 10))):
+        assert s in study.synthesizers
+    assert study.n_synthetic == 50000 and study.seeds == (0,)
+
+
+def test_cli_overrides_reach_the_constructor():
+    cfg = synthesizer_config("flip10", None, ["p=0.25"])
+    assert build_synthesizer(cfg).p == 0.25
+
+
+BAD = {
+    "unknown dataset": ("datasets: [adult, no_such_data]", "no_such_data"),
+    "unknown synthesizer": ("synthesizers: [flip10, no_such_synth]", "no_such_synth"),
+    "misspelt parameter": ("params: {flip10: {pp: 0.1}}", "pp"),
+    "negative record count": ("n_synthetic: -5", "n_synthetic"),
+    "flip probability": ("params: {flip10: {p: 1.5}}", "`p`"),
+    "names nothing": ("synthesizers: []", "synthesizers"),
+    "path traversal": ("datasets: [../../etc]", "../../etc"),
+    "unknown key": ("synthesiser: [flip10]", "synthesiser"),
+}
+
+
+def _study_yaml(line: str) -> str:
+    base = {"datasets": "datasets: [demo]", "synthesizers": "synthesizers: [flip10]", "n_synthetic": "n_synthetic: 100"}
+    key = line.split(":")[0]
+    lines = ["name: bad", "seeds: [0]"] + [v for k, v in base.items() if k != key] + [line]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_study_rejected_naming_the_key(tmp_path, monkeypatch, case):
+    line, named = BAD[case]
+    conf = make_conf(tmp_path, {"bad": _study_yaml(line)})
+    monkeypatch.setenv("HOLDBENCH_CONF_DIR", str(conf))
+    with pytest.raises(ConfigError) as err:
+        load_study("bad")
+    assert named in str(err.value)
+
+
+def test_bad_study_stops_snakemake_before_any_job(tmp_path):
+    conf = make_conf(tmp_path, {"bad": _study_yaml("params: {flip10: {p: -0.1}}")})
+    proc = subprocess.run(snakemake_cmd("bad"), cwd=tmp_path, env=env_for(tmp_path, conf),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    assert "`p` must be a probability" in proc.stdout + proc.stderr
+    assert not (tmp_path / "results" / "bad" / "demo").exists()

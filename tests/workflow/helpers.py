@@ -1,0 +1,65 @@
+"""Run the real Snakemake workflow on small studies in a temporary directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def make_conf(tmp: Path, studies: dict[str, str] = {}, synths: dict[str, str] = {}) -> Path:
+    """A copy of conf/ with extra study/synthesizer YAMLs (test-only configs)."""
+    conf = tmp / "conf"
+    if not conf.exists():
+        shutil.copytree(REPO / "conf", conf)
+    for name, text in studies.items():
+        (conf / "study" / f"{name}.yaml").write_text(text)
+    for name, text in synths.items():
+        (conf / "synthesizer" / f"{name}.yaml").write_text(text)
+    return conf
+
+
+def env_for(tmp: Path, conf: Path | None = None) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+    env["HOLDBENCH_CACHE_DIR"] = str(tmp / "cache")
+    env["OMP_NUM_THREADS"] = "1"
+    env.pop("HOLDBENCH_RESULTS_DIR", None)
+    if conf is not None:
+        env["HOLDBENCH_CONF_DIR"] = str(conf)
+    return env
+
+
+def snakemake_cmd(study: str, *extra: str, track: bool = False, cores: int = 2) -> list[str]:
+    return [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--cores", str(cores),
+            "--config", f"study={study}", f"track={track}", *extra]
+
+
+def run_study(tmp: Path, study: str, *extra: str, env: dict, track: bool = False,
+              timeout: float = 900) -> subprocess.CompletedProcess:
+    return subprocess.run(snakemake_cmd(study, *extra, track=track), cwd=tmp, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def cells(tmp: Path, study: str) -> dict[str, dict]:
+    """status.json of every cell, keyed by '<dataset>/seed<k>/<synth>'."""
+    root = tmp / "results" / study
+    out = {}
+    for p in sorted(root.glob("*/seed*/*/status.json")):
+        out[str(p.parent.relative_to(root))] = json.loads(p.read_text())
+    return out
+
+
+def jobs_run(proc: subprocess.CompletedProcess, rule: str) -> int:
+    """How many jobs of a rule Snakemake ran (from its job-count table)."""
+    text = proc.stdout + proc.stderr
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == rule and parts[1].isdigit():
+            return int(parts[1])
+    return 0
