@@ -6,6 +6,7 @@ them; deaths it cannot report (signals, os._exit) are classified by the parent.
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
 import traceback
@@ -21,6 +22,8 @@ def classify(exc: BaseException) -> tuple[str, str]:
         return "skipped", str(exc)
     if isinstance(exc, MemoryError) or any(t in str(exc).lower() for t in _OOM_TEXT):
         return "oom", f"out of memory: {text}"
+    if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
+        return "error", f"wrote past the per-file size limit (flooding its output?): {text}"
     if isinstance(exc, SystemExit):
         return "error", f"the synthesizer called sys.exit({exc.code!r})"
     return "error", text
@@ -40,7 +43,10 @@ def main(stage: str, payload_path: str, result_path: str) -> int:
         status, reason = classify(exc)
         tail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-8:])
         result = {"status": status, "reason": " ".join(reason.split())[:500], "traceback_tail": tail[-4000:]}
-        print(tail, file=sys.stderr)
+        try:
+            print(tail, file=sys.stderr)
+        except OSError:  # the log itself may be what overflowed
+            pass
     write_json(result_path, result)
     return 0
 

@@ -78,7 +78,7 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
             return pd.read_parquet(path)
         if name.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz")):
             sep = "\t" if ".tsv" in name else ","
-            return pd.read_csv(path, sep=sep)
+            return pd.read_csv(path, sep=sep, low_memory=False)
     except (ValueError, OSError, pd.errors.ParserError) as exc:
         raise InputError(f"{path}: cannot be read as a table: {exc}") from exc
     raise InputError(f"{path}: unsupported file type (use .csv, .csv.gz, .tsv or .parquet)")

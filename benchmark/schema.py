@@ -135,12 +135,17 @@ class Schema:
         return {
             "name": self.name,
             "target": self.target,
-            "columns": {c.name: {"kind": c.kind, "dtype": c.dtype, "model_kind": c.model_kind} for c in self.columns},
+            # a list, not a mapping: JSON writers may sort keys, the column order must survive
+            "columns": [
+                {"name": c.name, "kind": c.kind, "dtype": c.dtype, "model_kind": c.model_kind}
+                for c in self.columns
+            ],
         }
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "Schema":
-        return cls.from_mapping(d["name"], d["columns"], d.get("target"))
+        cols = {c["name"]: {k: v for k, v in c.items() if k != "name"} for c in d["columns"]}
+        return cls.from_mapping(d["name"], cols, d.get("target"))
 
     def check_columns(self, df: pd.DataFrame, source: str) -> None:
         """Raise SchemaError naming `source` when df's columns differ from the schema."""

@@ -24,3 +24,14 @@ def shared_data(monkeypatch, tmp_path):
     monkeypatch.setenv("HOLDBENCH_DATA_DIR", str(DATASETS))
     monkeypatch.setenv("HOLDBENCH_CACHE_DIR", str(tmp_path / "cache"))
     return DATASETS
+
+
+@pytest.fixture(autouse=True)
+def _keep_library_path():
+    """Importing rpy2 in a test rewrites LD_LIBRARY_PATH, which breaks Python subprocesses."""
+    saved = os.environ.get("LD_LIBRARY_PATH")
+    yield
+    if saved is None:
+        os.environ.pop("LD_LIBRARY_PATH", None)
+    else:
+        os.environ["LD_LIBRARY_PATH"] = saved

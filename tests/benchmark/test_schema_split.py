@@ -80,3 +80,11 @@ def test_provided_split_reads_paper_files():
     schema = dataset_schema("online-shoppers")
     t, h = provided_split(schema, PAPER / "online-shoppers_trn.csv.gz", PAPER / "online-shoppers_val.csv.gz")
     assert len(t) == 6165 and len(h) == 6165 and t["Weekend"].dtype == bool
+
+
+def test_schema_json_round_trip_keeps_column_order(schema, tmp_path):
+    from benchmark.io import write_json
+
+    write_json(tmp_path / "s.json", schema.to_dict())
+    back = Schema.from_dict(__import__("json").loads((tmp_path / "s.json").read_text()))
+    assert back == schema and back.names == ["n", "x", "b", "c"]

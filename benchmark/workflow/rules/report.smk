@@ -14,6 +14,8 @@ rule collect:
         html=f"{R}/report.html",
     log:
         f"{R}/logs/collect.log",
+    benchmark:
+        f"{R}/benchmarks/collect.tsv"
     resources:
         mem_mb=4000,
         runtime=30,
@@ -30,6 +32,8 @@ rule track:
         f"{R}/mlflow.json",
     log:
         f"{R}/logs/track.log",
+    benchmark:
+        f"{R}/benchmarks/track.tsv"
     params:
         uri=config.get("mlflow_uri", os.environ.get("MLFLOW_TRACKING_URI", "sqlite:///results/mlflow.db")),
     resources:

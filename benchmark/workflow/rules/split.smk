@@ -8,6 +8,8 @@ rule split:
         schema=f"{R}/{{dataset}}/seed{{seed}}/schema.json",
     log:
         f"{R}/logs/{{dataset}}/seed{{seed}}/split.log",
+    benchmark:
+        f"{R}/benchmarks/{{dataset}}/seed{{seed}}/split.tsv"
     resources:
         mem_mb=4000,
         runtime=30,

@@ -1,0 +1,287 @@
+"""Mirror a finished study into MLflow: one experiment per study, one run per cell.
+
+Results on disk are the record; MLflow is a view of them. So `log_study` can be rerun at
+any time and converges to the same runs instead of piling up duplicates: runs are found
+by their `holdbench.cell_id` tag. A run is updated in place (a changed metric gets a new
+value at step 0, tags and artifacts are overwritten, unchanged values are left alone) while
+its params, status and set of metric names are unchanged.
+Otherwise the old run is deleted (MLflow's soft delete, recoverable from its trash) and a
+fresh run is created: params are immutable in MLflow, and a cell that went from ok to
+error would otherwise keep showing the metrics and plots of the earlier attempt.
+
+Any failure of the store (bad URI, unwritable or locked database, unreachable server)
+becomes a one-line `TrackingError` naming the URI, so the caller can report it and keep
+the results on disk. The client is always an explicit `MlflowClient(tracking_uri=...)`:
+nothing here touches MLflow's fluent global run state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import re
+import time
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from benchmark.leaderboard import Cell, read_cells, read_study, write_leaderboard
+
+DEFAULT_URI = "sqlite:///results/mlflow.db"
+CELL_TAG = "holdbench.cell_id"
+RUN_STATUS = {"ok": "FINISHED", "skipped": "KILLED"}  # everything else: FAILED
+TIMING_METRICS = ("fit_seconds", "sample_seconds", "evaluate_seconds", "wall_seconds", "overhead_seconds",
+                  "peak_rss_mb", "evaluate_peak_rss_mb")
+CELL_ARTIFACTS = ("metrics.json", "status.json", "marginals.csv", "marginals.png")
+STUDY_ARTIFACTS = ("leaderboard.csv", "leaderboard_summary.csv", "leaderboard.md", "report.html",
+                   "study.json")
+MAX_PARAM_VALUE, MAX_TAG_VALUE, MAX_KEY, REASON_CHARS, BATCH = 6000, 8000, 250, 500, 100
+#: exceptions raised from these packages (or any OSError) mean the store is unusable
+_STORE_ERROR_MODULES = ("mlflow", "sqlalchemy", "sqlite3", "alembic", "requests", "urllib3")
+_QUIET_LOGGERS = ("mlflow", "alembic", "sqlalchemy")
+#: defaults unless the user set them: few HTTP retries (a dead server fails in seconds, not
+#: minutes) and no usage telemetry from a benchmark harness
+_ENV_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1", "MLFLOW_HTTP_REQUEST_TIMEOUT": "20",
+                 "MLFLOW_DISABLE_TELEMETRY": "true"}
+
+
+class TrackingError(RuntimeError):
+    """The MLflow store could not be used; the message is one line and names the URI."""
+
+
+def resolve_uri(tracking_uri: str) -> str:
+    """Absolute form of a sqlite URI (relative paths are relative to cwd), parent dir created."""
+    prefix = "sqlite:///"
+    if not tracking_uri.startswith(prefix) or tracking_uri in (prefix, "sqlite://"):
+        return tracking_uri
+    path_part, sep, query = tracking_uri[len(prefix):].partition("?")
+    if path_part in ("", ":memory:"):
+        return tracking_uri
+    path = Path(path_part).expanduser().resolve()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise TrackingError(f"MLflow store {tracking_uri}: cannot create {path.parent}: "
+                            f"{exc.strerror or exc}") from exc
+    return f"sqlite:///{path}{sep}{query}"
+
+
+def _key(name: str) -> str:
+    """A valid MLflow param/metric/tag key (MLflow allows word chars, / . - : and space)."""
+    key = re.sub(r"[^/\w.\- :]", "_", str(name))
+    key = re.sub(r"/+", "/", key).strip("/").replace("..", "_")
+    return key[:MAX_KEY] or "_"
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(value, sort_keys=True, default=str)
+    return str(value)
+
+
+def _flatten(obj: Any, prefix: str) -> dict[str, str]:
+    """{"config": {"model": {"lr": 1}}} -> {"config.model.lr": "1"}; lists stay JSON."""
+    if isinstance(obj, dict):
+        out: dict[str, str] = {}
+        for k, v in obj.items():
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {_key(prefix): _text(obj)[:MAX_PARAM_VALUE]}
+
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return None if math.isnan(value) else float(value)
+
+
+def cell_payload(cell: Cell) -> tuple[dict[str, str], dict[str, float], dict[str, str]]:
+    """(params, metrics, tags) for one cell, all keys already valid for MLflow."""
+    st = cell.status
+    params = {"dataset": cell.dataset, "synthesizer": cell.synthesizer, "seed": str(cell.seed),
+              "holdout_rule": _text(st.get("holdout_rule")),
+              "n_synthetic": _text(st.get("n_synthetic")), "git_commit": _text(st.get("git_commit"))}
+    params.update(_flatten(st.get("config") or {}, "config"))
+    params.update(_flatten(st.get("versions") or {}, "version"))
+    params = {_key(k): v[:MAX_PARAM_VALUE] for k, v in params.items()}
+    metrics: dict[str, float] = {}
+    tags = {"status": st["status"], "reason": st["reason"][:REASON_CHARS], "cell_id": cell.cell_id,
+            CELL_TAG: cell.cell_id, "stage": _text(st.get("stage") or "")}
+    for key, value in cell.metrics.items():
+        number = _finite(value)
+        if number is not None:
+            metrics[_key(key)] = number
+        elif isinstance(value, (bool, str)):
+            tags[_key(f"metric.{key}")] = _text(value)[:MAX_TAG_VALUE]
+    for key in TIMING_METRICS:
+        if (number := _finite(st.get(key))) is not None:
+            metrics[key] = number
+    return params, metrics, tags
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Silence MLflow/alembic chatter and warnings while logging (see _ENV_DEFAULTS too).
+
+    mlflow is imported here, before the log levels are lowered, because importing it
+    configures its own loggers.
+    """
+    added = {k: v for k, v in _ENV_DEFAULTS.items() if k not in os.environ}
+    os.environ.update(added)
+    levels: dict[str, int] = {}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import mlflow  # noqa: F401
+
+            for name in _QUIET_LOGGERS:
+                levels[name] = logging.getLogger(name).level
+                logging.getLogger(name).setLevel(logging.ERROR)
+            yield
+    finally:
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
+        for k in added:
+            os.environ.pop(k, None)
+
+
+def _artifact_root(uri: str, name: str) -> str | None:
+    """For a sqlite store, artifacts go next to the database (not into ./mlruns of the cwd)."""
+    if not uri.startswith("sqlite:///"):
+        return None
+    db = Path(uri[len("sqlite:///"):].partition("?")[0])
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "study"
+    digest = hashlib.sha1(name.encode()).hexdigest()[:8]
+    return (db.parent / "mlartifacts" / f"{safe}-{digest}").as_uri()
+
+
+def _experiment(client: Any, name: str, uri: str) -> str:
+    exp = client.get_experiment_by_name(name)
+    if exp is None:
+        return client.create_experiment(name, artifact_location=_artifact_root(uri, name))
+    if exp.lifecycle_stage == "deleted":
+        client.restore_experiment(exp.experiment_id)
+    return exp.experiment_id
+
+
+def _existing_runs(client: Any, experiment_id: str) -> dict[str, Any]:
+    """Active runs by cell id; when a cell has several (an interrupted earlier log), the newest
+    wins and the others are deleted."""
+    runs: list[Any] = []
+    token = None
+    while True:
+        page = client.search_runs([experiment_id], filter_string=f"tags.`{CELL_TAG}` LIKE '%'",
+                                  max_results=1000, page_token=token)
+        runs.extend(page)
+        token = page.token
+        if not token:
+            break
+    by_id: dict[str, Any] = {}
+    for run in sorted(runs, key=lambda r: (r.info.start_time or 0, r.info.run_id), reverse=True):
+        cell_id = run.data.tags[CELL_TAG]
+        if cell_id in by_id:
+            client.delete_run(run.info.run_id)
+        else:
+            by_id[cell_id] = run
+    return by_id
+
+
+def _batches(items: list[Any], size: int = BATCH) -> Iterator[list[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+def _sync_run(client: Any, experiment_id: str, existing: Any, run_name: str, params: dict[str, str],
+              metrics: dict[str, float], tags: dict[str, str], artifacts: list[tuple[Path, str | None]],
+              run_status: str) -> str:
+    """Create or update one run so that it shows exactly this payload; returns its run id."""
+    from mlflow.entities import Metric, Param, RunTag
+
+    reusable = (existing is not None and existing.data.params == params
+                and existing.data.tags.get("status") == tags.get("status")
+                and set(existing.data.metrics) <= set(metrics))
+    if existing is not None and not reusable:
+        client.delete_run(existing.info.run_id)
+    if reusable:
+        run_id = existing.info.run_id
+    else:
+        run = client.create_run(experiment_id, tags={CELL_TAG: tags[CELL_TAG]}, run_name=run_name)
+        run_id = run.info.run_id
+        for chunk in _batches([Param(k, v) for k, v in sorted(params.items())]):
+            client.log_batch(run_id, params=chunk, synchronous=True)
+    old_metrics = existing.data.metrics if reusable else {}
+    old_tags = existing.data.tags if reusable else {}
+    now = int(time.time() * 1000)
+    new_metrics = [Metric(k, v, now, 0) for k, v in sorted(metrics.items()) if old_metrics.get(k) != v]
+    for chunk in _batches(new_metrics, 1000):
+        client.log_batch(run_id, metrics=chunk, synchronous=True)
+    tags = {k: v[:MAX_TAG_VALUE] for k, v in tags.items()}
+    for chunk in _batches([RunTag(k, v) for k, v in sorted(tags.items()) if old_tags.get(k) != v]):
+        client.log_batch(run_id, tags=chunk, synchronous=True)
+    for path, artifact_path in artifacts:
+        if path.is_file():
+            client.log_artifact(run_id, str(path), artifact_path)
+    client.set_terminated(run_id, run_status)
+    return run_id
+
+
+def _study_payload(study: dict[str, Any], cells: list[Cell]) -> tuple[dict, dict, dict]:
+    params = _flatten({k: v for k, v in study.items() if v is not None}, "")
+    n_ok = sum(c.ok for c in cells)
+    metrics = {"n_cells": float(len(cells)), "n_ok": float(n_ok), "n_not_ok": float(len(cells) - n_ok)}
+    name = str(study["name"])
+    tags = {CELL_TAG: name, "holdbench.kind": "study", "status": "ok", "cell_id": name}
+    return params, metrics, tags
+
+
+def _log_all(client: Any, uri: str, study_dir: Path) -> dict[str, Any]:
+    study = read_study(study_dir)
+    cells = read_cells(study_dir)
+    experiment_id = _experiment(client, str(study["name"]), uri)
+    existing = _existing_runs(client, experiment_id)
+    runs: dict[str, str] = {}
+    for cell in cells:
+        params, metrics, tags = cell_payload(cell)
+        artifacts = [(cell.path / name, None) for name in CELL_ARTIFACTS]
+        run_name = f"{cell.dataset}/{cell.synthesizer}/seed{cell.seed}"
+        runs[cell.cell_id] = _sync_run(
+            client, experiment_id, existing.get(cell.cell_id), run_name,
+            params, metrics, tags, artifacts, RUN_STATUS.get(cell.status["status"], "FAILED"))
+    if not (study_dir / "leaderboard.csv").exists():
+        write_leaderboard(study_dir)
+    params, metrics, tags = _study_payload(study, cells)
+    artifacts = [(study_dir / name, None) for name in STUDY_ARTIFACTS]
+    artifacts += [(p, "plots") for p in sorted((study_dir / "plots").glob("*.png"))]
+    study_run = _sync_run(client, experiment_id, existing.get(tags[CELL_TAG]), "study",
+                          params, metrics, tags, artifacts, "FINISHED")
+    return {"experiment_id": experiment_id, "runs": runs, "study_run": study_run}
+
+
+def log_study(study_dir: str | Path, tracking_uri: str = DEFAULT_URI) -> dict[str, Any]:
+    """Log every cell of a study and one `study` run; idempotent (see module docstring).
+
+    Returns {"experiment_id": str, "runs": {cell_id: run_id}, "study_run": run_id}.
+    Raises TrackingError when the store at `tracking_uri` cannot be used.
+    Study-level artifacts are logged as found; only a missing leaderboard is written first.
+    """
+    study_dir = Path(study_dir)
+    if not study_dir.is_dir():
+        raise FileNotFoundError(f"{study_dir}: no such study directory")
+    uri = resolve_uri(tracking_uri)
+    with _quiet():
+        try:
+            from mlflow.tracking import MlflowClient
+
+            return _log_all(MlflowClient(tracking_uri=uri), uri, study_dir)
+        except Exception as exc:
+            if not (isinstance(exc, OSError) or type(exc).__module__.startswith(_STORE_ERROR_MODULES)):
+                raise
+            detail = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+            raise TrackingError(f"MLflow store {tracking_uri}: {type(exc).__name__}: {detail[:300]}") from exc
