@@ -52,6 +52,20 @@ def parse_file(path: Path, fmt: str | None = None) -> pd.DataFrame:
     return pd.read_csv(path, sep="\t" if fmt == "tsv" else ",")
 
 
+def text_header(path: Path) -> list[str] | None:
+    """The raw header of a csv/tsv file (pandas renames duplicate names silently), else None."""
+    import csv
+    import gzip
+
+    name = path.name.lower()
+    if name.endswith(".parquet"):
+        return None
+    opener = gzip.open if name.endswith(".gz") else open
+    with opener(path, "rt", newline="", encoding="utf-8") as fh:
+        row = next(csv.reader(fh, delimiter="\t" if ".tsv" in name else ","), None)
+    return row
+
+
 PARSERS: dict[str, Callable[[list[Path], list[str]], pd.DataFrame]] = {
     "adult": parse_adult,
     "bank": parse_bank,

@@ -143,9 +143,14 @@ def _read_user_file(cfg: dict) -> pd.DataFrame:
     if not path.exists():
         raise DataUnavailable(f"dataset {cfg['name']!r}: file {path} does not exist")
     try:
+        header = _parsers.text_header(path)
         df = _parsers.parse_file(path, cfg.get("format"))
-    except (ValueError, OSError) as exc:
+    except (ValueError, OSError, UnicodeDecodeError) as exc:
         raise SchemaError(f"dataset {cfg['name']!r}: cannot read {path}: {exc}") from exc
+    if header is not None:
+        bad = sorted({h for h in header if header.count(h) > 1 or not h.strip()})
+        if bad:
+            raise SchemaError(f"dataset {cfg['name']!r}: {path}: duplicate or empty column names {bad}")
     if df.empty or len(df.columns) == 0:
         raise SchemaError(f"dataset {cfg['name']!r}: {path} holds no rows or no columns")
     return df

@@ -1,0 +1,196 @@
+"""The privacy panel beyond the paper (SPEC §7): IMS, NNDR, Bale & Quick, Gower DCR share.
+
+Choices the SPEC leaves open, fixed here:
+- IMS and DCR percentiles use the paper's Hamming distance (§4), so they line up with dcr_share.
+- NNDR uses the Gower distance, where distances are continuous and a ratio is meaningful;
+  when d_1 = d_k = 0 (the record equals k references) the ratio is taken as 1, its limit
+  for k equally near neighbours. With fewer than k references NNDR is undefined (None).
+- Gower: numeric |x-y| / range of T per column, capped at 1 (values outside T's range
+  cannot count more than a mismatch); a constant T column uses range 1; missing equals
+  missing and differs from anything else. Categorical: mismatch. Mean over columns.
+- Percentiles are linear-interpolated 5th percentiles.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import pairwise
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+
+from metrics._discretise import numeric_values
+from metrics._kernels import gower_smallest, tile_buffer
+from metrics.privacy import DistanceData, dcr_share, n_workers, nearest_distance, padded, row_ids
+
+_MISSING = np.float32(1e30)
+_CLIP = 1e6
+
+
+@dataclass(frozen=True)
+class GowerTable:
+    """One table in Gower form: scaled numerics, categorical codes, exact row ids."""
+
+    num: np.ndarray
+    cat: np.ndarray
+    ids: np.ndarray
+
+    def take(self, rows: np.ndarray) -> GowerTable:
+        return GowerTable(np.ascontiguousarray(self.num[:, rows]), np.ascontiguousarray(self.cat[:, rows]),
+                          self.ids[rows])
+
+
+def gower_tables(train: pd.DataFrame, frames: list[pd.DataFrame], kinds: Mapping[str, str],
+                 codes: list[np.ndarray]) -> list[GowerTable]:
+    """Gower form of each frame; numerics scaled by T's range, categoricals from `codes`."""
+    num_cols = [j for j, c in enumerate(train.columns) if kinds[c] == "numeric"]
+    cat_cols = [j for j, c in enumerate(train.columns) if kinds[c] != "numeric"]
+    scale = []
+    for j in num_cols:
+        x = numeric_values(train.iloc[:, j])
+        x = x[~np.isnan(x)]
+        lo = float(x.min()) if len(x) else 0.0
+        rng = float(x.max()) - lo if len(x) else 0.0
+        scale.append((lo, rng if rng > 0 else 1.0))
+    nums = []
+    for f in frames:
+        out = np.empty((len(num_cols), len(f)), dtype=np.float32)
+        for row, (j, (lo, rng)) in enumerate(zip(num_cols, scale)):
+            x = np.clip((numeric_values(f.iloc[:, j]) - lo) / rng, -_CLIP, _CLIP)
+            out[row] = np.where(np.isnan(x), _MISSING, x)
+        nums.append(out)
+    cats = [np.ascontiguousarray(c[cat_cols]) for c in codes]
+    num_ids = [np.empty((len(num_cols), n.shape[1]), dtype=np.int64) for n in nums]
+    for row in range(len(num_cols)):
+        values, _ = pd.factorize(np.concatenate([n[row] for n in nums]))
+        bounds = np.cumsum([0] + [n.shape[1] for n in nums])
+        for t, (a, b) in enumerate(pairwise(bounds)):
+            num_ids[t][row] = values[a:b]
+    ids = row_ids([np.concatenate([ni, c.astype(np.int64)], axis=0) for ni, c in zip(num_ids, cats)])
+    return [GowerTable(n, c, i) for n, c, i in zip(nums, cats, ids)]
+
+
+def gower_smallest_distances(queries: GowerTable, refs: GowerTable, k: int, n_jobs: int = 1) -> np.ndarray:
+    """(n_q, k) smallest Gower distances (sum over columns, not yet averaged), with multiplicity.
+
+    Distinct query rows are searched once.
+    """
+    uniq, first, inverse = np.unique(queries.ids, return_index=True, return_inverse=True)
+    q = queries.take(first)
+    q_num, r_num = padded(q.num, refs.num, multiple=2)
+    q_cat, r_cat = padded(q.cat, refs.cat, multiple=4)
+    workers = n_workers(n_jobs)
+    count_dtype = np.uint8 if r_cat.shape[0] < 255 else np.int32
+    step = max(32, math.ceil(len(uniq) / (workers * 8)))
+
+    def run(a: int) -> np.ndarray:
+        b = min(a + step, len(uniq))
+        dist = tile_buffer(np.float32)
+        bits = gower_smallest(np.ascontiguousarray(q_num[:, a:b]), np.ascontiguousarray(q_cat[:, a:b]),
+                              r_num, r_cat, k, tile_buffer(count_dtype), dist, dist.view(np.int32))
+        return bits.view(np.float32)
+
+    starts = range(0, len(uniq), step)
+    if workers == 1 or len(starts) == 1:
+        parts = [run(a) for a in starts]
+    else:
+        parts = Parallel(n_jobs=workers, backend="threading")(delayed(run)(a) for a in starts)
+    out = np.concatenate(parts, axis=0) if parts else np.empty((0, k), np.float32)
+    return out[inverse.reshape(-1)]
+
+
+def nndr(smallest: np.ndarray, k: int) -> np.ndarray:
+    """d_1 / d_k per record; 1 when both are 0; NaN when there are fewer than k references."""
+    d1, dk = smallest[:, 0].astype(np.float64), smallest[:, k - 1].astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(dk == 0, 1.0, d1 / dk)
+    return np.where(np.isinf(dk), np.nan, out)
+
+
+def p05(values: np.ndarray) -> float:
+    values = np.asarray(values, dtype=np.float64)
+    values = values[~np.isnan(values)]
+    return float(np.percentile(values, 5)) if len(values) else math.nan
+
+
+@dataclass(frozen=True)
+class PanelScores:
+    """Extended privacy panel; every 'pass' compares S with the holdout reference H."""
+
+    ims_synthetic: float
+    """Share of S identical (Hamming 0) to some T record; lower is better, compare with ims_holdout."""
+    ims_holdout: float
+    """Share of H identical to some T record: what unseen real data scores."""
+    dcr_p05_synthetic: float
+    """5th percentile of S's Hamming distance to T; higher is safer."""
+    dcr_p05_holdout: float
+    """5th percentile of H's Hamming distance to T (reference)."""
+    nndr2_p05_synthetic: float
+    """5th percentile of S's Gower d_1/d_2 to T (ANITA); higher is safer, 1 = no distinct match."""
+    nndr2_p05_holdout: float
+    """Same for H (reference)."""
+    nndr5_p05_synthetic: float
+    """5th percentile of S's Gower d_1/d_5 to T (Bale & Quick); higher is safer."""
+    nndr5_p05_holdout: float
+    """Same for H (reference)."""
+    bq_ims_pass: bool | None
+    """Bale & Quick: ims_synthetic <= ims_holdout."""
+    bq_dcr_pass: bool | None
+    """Bale & Quick: dcr_p05_synthetic >= dcr_p05_holdout."""
+    bq_nndr_pass: bool | None
+    """Bale & Quick: nndr5_p05_synthetic >= nndr5_p05_holdout."""
+    gower_dcr_share: float
+    """DCR share (SPEC §4.4) on the Gower distance; 0.5 is ideal, above means closer to T."""
+    gower_dcr_train_mean: float
+    """Mean Gower distance (0..1) from S to its nearest T record."""
+    gower_dcr_holdout_mean: float
+    """Mean Gower distance (0..1) from S to its nearest H record."""
+    gower_n_ties: int
+    """Records of S equally near (Gower) to T and H."""
+    seconds_extended: float
+    """Wall time of this panel."""
+
+
+def _ge(a: float, b: float) -> bool | None:
+    return None if math.isnan(a) or math.isnan(b) else bool(a >= b)
+
+
+def panel(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.DataFrame, kinds: Mapping[str, str],
+          data: DistanceData, d_train_synthetic: np.ndarray, holdout_row: bool,
+          n_jobs: int = 1) -> PanelScores:
+    """The panel, reusing the DCR search's codes and S's Hamming distances to T."""
+    start = time.perf_counter()
+    n_cols = train.shape[1]
+    if holdout_row:
+        d_train_holdout = d_train_synthetic
+    else:
+        d_train_holdout = nearest_distance(data.holdout, data.train, data.holdout_ids, data.train_ids, n_jobs)
+    g_t, g_h, g_s = gower_tables(train, [train, holdout, synthetic], kinds,
+                                 [data.train, data.holdout, data.synthetic])
+    s_to_t = gower_smallest_distances(g_s, g_t, 5, n_jobs)
+    if holdout_row:
+        h_to_t = s_to_t
+        s_to_h = gower_smallest_distances(g_s, g_h, 2, n_jobs)[:, 1]
+    else:
+        h_to_t = gower_smallest_distances(g_h, g_t, 5, n_jobs)
+        s_to_h = gower_smallest_distances(g_s, g_h, 1, n_jobs)[:, 0]
+    gower = dcr_share(s_to_t[:, 0], s_to_h, len(train), len(holdout))
+    ims_s = float(np.mean(d_train_synthetic == 0))
+    ims_h = float(np.mean(d_train_holdout == 0))
+    dcr_s, dcr_h = p05(d_train_synthetic), p05(d_train_holdout)
+    n2s, n2h = p05(nndr(s_to_t, 2)), p05(nndr(h_to_t, 2))
+    n5s, n5h = p05(nndr(s_to_t, 5)), p05(nndr(h_to_t, 5))
+    return PanelScores(
+        ims_synthetic=ims_s, ims_holdout=ims_h, dcr_p05_synthetic=dcr_s, dcr_p05_holdout=dcr_h,
+        nndr2_p05_synthetic=n2s, nndr2_p05_holdout=n2h, nndr5_p05_synthetic=n5s, nndr5_p05_holdout=n5h,
+        bq_ims_pass=_ge(ims_h, ims_s), bq_dcr_pass=_ge(dcr_s, dcr_h), bq_nndr_pass=_ge(n5s, n5h),
+        gower_dcr_share=gower.share,
+        gower_dcr_train_mean=float(np.mean(s_to_t[:, 0])) / n_cols,
+        gower_dcr_holdout_mean=float(np.mean(s_to_h)) / n_cols,
+        gower_n_ties=gower.n_ties,
+        seconds_extended=time.perf_counter() - start,
+    )
