@@ -35,15 +35,18 @@ def env_for(tmp: Path, conf: Path | None = None) -> dict:
     return env
 
 
-def snakemake_cmd(study: str, *extra: str, track: bool = False, cores: int = 2) -> list[str]:
+def snakemake_cmd(study: str, *extra: str, track: bool = False, cores: int = 2,
+                  config: dict | None = None) -> list[str]:
+    """Snakemake's --config takes all KEY=VALUE pairs at once (a second --config replaces the first)."""
+    pairs = [f"study={study}", f"track={track}"] + [f"{k}={v}" for k, v in (config or {}).items()]
     return [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--cores", str(cores),
-            "--config", f"study={study}", f"track={track}", *extra]
+            *extra, "--config", *pairs]
 
 
-def run_study(tmp: Path, study: str, *extra: str, env: dict, track: bool = False,
+def run_study(tmp: Path, study: str, *extra: str, env: dict, track: bool = False, config: dict | None = None,
               timeout: float = 900) -> subprocess.CompletedProcess:
-    return subprocess.run(snakemake_cmd(study, *extra, track=track), cwd=tmp, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(snakemake_cmd(study, *extra, track=track, config=config), cwd=tmp, env=env,
+                          capture_output=True, text=True, timeout=timeout)
 
 
 def cells(tmp: Path, study: str) -> dict[str, dict]:

@@ -63,7 +63,7 @@ def test_added_synthesizer_runs_only_its_cells(demo):
     tmp, env, _ = demo
     before = {k: v["wall_seconds"] for k, v in cells(tmp, "demo").items()}
     synths = ",".join(DEMO_SYNTHS + ["flip30"])
-    proc = run_study(tmp, "demo", "--config", f"study_overrides=synthesizers=[{synths}]", env=env)
+    proc = run_study(tmp, "demo", env=env, config={"study_overrides": f"synthesizers=[{synths}]"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert jobs_run(proc, "generate") == 1 and jobs_run(proc, "evaluate") == 1 and jobs_run(proc, "split") == 0
     after = cells(tmp, "demo")
@@ -73,7 +73,7 @@ def test_added_synthesizer_runs_only_its_cells(demo):
 
 def test_changed_config_recomputes_only_that_synthesizer(demo):
     tmp, env, _ = demo
-    proc = run_study(tmp, "demo", "--config", "study_overrides=params={flip50: {p: 0.55}}", env=env)
+    proc = run_study(tmp, "demo", env=env, config={"study_overrides": "params={flip50: {p: 0.55}}"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert jobs_run(proc, "generate") == 1 and jobs_run(proc, "evaluate") == 1
     assert cells(tmp, "demo")["demo/seed0/flip50"]["config"]["p"] == 0.55

@@ -28,7 +28,7 @@ def test_unwritable_store_keeps_results_then_logging_later_is_idempotent(tmp_pat
     blocked = tmp_path / "blocked"
     blocked.write_text("a file where the store's directory should be")
     bad_uri = f"sqlite:///{blocked}/mlflow.db"
-    proc = run_study(tmp_path, "quick", "--config", f"mlflow_uri={bad_uri}", env=env, track=True)
+    proc = run_study(tmp_path, "quick", env=env, track=True, config={"mlflow_uri": bad_uri})
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, "a tracking failure must not pass silently"
     assert "MLflow logging FAILED" in out and str(blocked) in out
@@ -38,15 +38,15 @@ def test_unwritable_store_keeps_results_then_logging_later_is_idempotent(tmp_pat
 
     good = tmp_path / "store" / "mlflow.db"
     good.parent.mkdir()
-    proc = run_study(tmp_path, "quick", "--config", f"mlflow_uri=sqlite:///{good}", env=env, track=True)
+    proc = run_study(tmp_path, "quick", env=env, track=True, config={"mlflow_uri": f"sqlite:///{good}"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert jobs_run(proc, "generate") == 0 and jobs_run(proc, "track") == 1
     first = _runs(good)
     assert sorted(n for n, stage in first if stage == "active") == sorted(
         ["demo/flip10/seed0", "demo/flip90/seed0", "demo/holdout/seed0", "study"])
 
-    proc = run_study(tmp_path, "quick", "--config", f"mlflow_uri=sqlite:///{good}", "--forcerun", "track",
-                     env=env, track=True)
+    proc = run_study(tmp_path, "quick", "--forcerun", "track", env=env, track=True,
+                     config={"mlflow_uri": f"sqlite:///{good}"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert _runs(good) == first, "logging again must update the same runs, not add new ones"
     info = json.loads((tmp_path / "results/quick/mlflow.json").read_text())
