@@ -46,7 +46,6 @@ def run_isolated(
     env = dict(os.environ)
     if threads is not None:
         env.update({k: str(threads) for k in THREAD_ENV})
-        env["HOLDBENCH_THREADS"] = str(threads)
     mem = int(memory_gb * 1024**3)
     fsize = int(max_file_mb * 1024**2)
 
