@@ -47,15 +47,41 @@ def available(group: str) -> list[str]:
     return sorted(p.stem for p in (conf_dir() / group).glob("*.yaml"))
 
 
-def load_group(group: str, name: str, overrides: Iterable[str] = ()) -> DictConfig:
-    """Compose conf/<group>/<name>.yaml with dotted overrides (`key=value`), struct mode on."""
+def split_overrides(text: str) -> list[str]:
+    """Split "a=1,b=[x,y],c={k: v}" at the commas that are not inside brackets or quotes."""
+    parts, depth, quote, cur = [], 0, None, ""
+    for ch in text:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    parts.append(cur)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def load_group(group: str, name: str, overrides: Iterable[str] = (), add_keys: bool = False) -> DictConfig:
+    """Compose conf/<group>/<name>.yaml with dotted overrides (`key=value`), struct mode on.
+
+    With add_keys, an override may also add a key the YAML does not set (the caller then
+    checks the keys itself); otherwise an unknown key is an error naming it.
+    """
     check_name(group, name)
     if name not in available(group):
         raise ConfigError(
             f"unknown {group} {name!r}: no {conf_dir() / group / (name + '.yaml')} "
             f"(known: {', '.join(available(group))})"
         )
-    ovr = [f"+{group}={name}"] + [f"{group}.{o}" for o in overrides]
+    prefix = "++" if add_keys else ""
+    ovr = [f"+{group}={name}"] + [f"{prefix}{group}.{o}" for o in overrides]
     try:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
             cfg = compose(config_name="config", overrides=ovr)

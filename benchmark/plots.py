@@ -333,8 +333,19 @@ def _parquet_columns(path: Path) -> list[str]:
         return []
 
 
-def make_plots(study_dir: str | Path) -> list[Path]:
-    """Write every figure of a study; returns the paths written (study plots first)."""
+def _draw(fn, *args) -> Path | None:
+    """Run one plot function under the module's style (in a joblib worker or in-process)."""
+    with rc_context(), style.context("default"), rc_context(_RC):
+        return fn(*args)
+
+
+def make_plots(study_dir: str | Path, n_jobs: int = 1) -> list[Path]:
+    """Write every figure of a study; returns the paths written (study plots first).
+
+    The figures are independent, so joblib draws them in `n_jobs` worker processes.
+    """
+    from joblib import Parallel, delayed
+
     study_dir = Path(study_dir)
     plot_dir = study_dir / "plots"
     cell_list = read_cells(study_dir)
@@ -343,17 +354,18 @@ def make_plots(study_dir: str | Path) -> list[Path]:
         return []
     summary = aggregate(cells)
     study = read_study(study_dir)
-    written: list[Path] = []
-    with rc_context(), style.context("default"), rc_context(_RC):
-        written.append(plot_fidelity(cells, summary, plot_dir / "fidelity.png"))
-        written.append(plot_privacy(cells, summary, plot_dir / "privacy.png"))
-        written.append(plot_tradeoff(cells, summary, plot_dir / "tradeoff.png"))
-        for dataset in dict.fromkeys(cells["dataset"]):
-            for column in drilldown_columns(study_dir, study, dataset):
-                out = plot_dir / f"drilldown_{_safe(dataset)}_{_safe(column)}.png"
-                if plot_drilldown(study_dir, dataset, column, cell_list, out):
-                    written.append(out)
-        for cell in cell_list:
-            if cell.ok and (p := plot_cell_marginals(cell)):
-                written.append(p)
-    return written
+    tasks = [
+        (plot_fidelity, cells, summary, plot_dir / "fidelity.png"),
+        (plot_privacy, cells, summary, plot_dir / "privacy.png"),
+        (plot_tradeoff, cells, summary, plot_dir / "tradeoff.png"),
+    ]
+    for dataset in dict.fromkeys(cells["dataset"]):
+        for column in drilldown_columns(study_dir, study, dataset):
+            out = plot_dir / f"drilldown_{_safe(dataset)}_{_safe(column)}.png"
+            tasks.append((plot_drilldown, study_dir, dataset, column, cell_list, out))
+    tasks += [(plot_cell_marginals, cell) for cell in cell_list if cell.ok]
+    if n_jobs == 1:
+        drawn = [_draw(*t) for t in tasks]
+    else:
+        drawn = Parallel(n_jobs=n_jobs)(delayed(_draw)(*t) for t in tasks)
+    return [p for p in drawn if p]

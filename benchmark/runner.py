@@ -166,13 +166,13 @@ def summary_line(status: dict, metrics: dict) -> str:
             f"[{f('dcr_share_ci_low', '.3f')}, {f('dcr_share_ci_high', '.3f')}]")
 
 
-def do_collect(study_dir: Path) -> None:
+def do_collect(study_dir: Path, n_jobs: int = 1) -> None:
     from benchmark.leaderboard import write_leaderboard
     from benchmark.plots import make_plots
     from benchmark.report import write_report
 
     written = write_leaderboard(study_dir)
-    plots = make_plots(study_dir)
+    plots = make_plots(study_dir, n_jobs=n_jobs)
     report = write_report(study_dir)
     print(f"[holdbench] leaderboard: {written.get('csv', study_dir / 'leaderboard.csv')}; "
           f"{len(plots)} plots; report: {report}")
@@ -205,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--synthesizer")
     ap.add_argument("--uri", default=os.environ.get("MLFLOW_TRACKING_URI", "sqlite:///results/mlflow.db"))
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--n-jobs", type=int, default=1, help="collect: processes drawing the plots")
     a = ap.parse_args(argv)
     if a.job == "split":
         do_split(a.study_dir, a.dataset, a.seed)
@@ -213,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     elif a.job == "evaluate":
         do_evaluate(a.study_dir, a.dataset, a.seed, a.synthesizer)
     elif a.job == "collect":
-        do_collect(a.study_dir)
+        do_collect(a.study_dir, a.n_jobs)
     else:
         return do_track(a.study_dir, a.uri, a.out or a.study_dir / "mlflow.json")
     return 0

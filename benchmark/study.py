@@ -90,7 +90,7 @@ class Study:
 def load_study(name: str, overrides: list[str] | tuple[str, ...] = ()) -> Study:
     """Compose conf/study/<name>.yaml, expand and check everything it names."""
     check_name("study", name)
-    cfg = to_container(load_group("study", name, overrides))
+    cfg = to_container(load_group("study", name, overrides, add_keys=True))
     unknown = sorted(set(cfg) - STUDY_KEYS)
     if unknown:
         raise ConfigError(f"study {name!r}: unknown key(s) {unknown} (known: {sorted(STUDY_KEYS)})")

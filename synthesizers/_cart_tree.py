@@ -16,8 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+if TYPE_CHECKING:  # imported when a tree is fitted: checking a config must stay cheap
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 
 def level_scores(codes: np.ndarray, n_levels: int, y: np.ndarray, n_classes: int | None) -> np.ndarray:
@@ -131,6 +135,8 @@ class TreeModel:
     def fit(cls, x: np.ndarray, y: np.ndarray, classification: bool, *, min_samples_leaf: int,
             min_samples_split: int, max_depth: int | None, cp: float, seed: int) -> TreeModel:
         """Grow the tree on (x, y), prune it as rpart would and index y by surviving leaf."""
+        from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
         kind = DecisionTreeClassifier if classification else DecisionTreeRegressor
         tree = kind(min_samples_leaf=min_samples_leaf, min_samples_split=min_samples_split,
                     max_depth=max_depth, random_state=seed)

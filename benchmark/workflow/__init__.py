@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from benchmark.config import split_overrides
 from benchmark.data import dataset_config
 from benchmark.study import Study, load_study, write_if_changed
 
@@ -23,7 +24,7 @@ def prepare(config: dict) -> tuple[Study, Path]:
     """Load the study named in the Snakemake config and write its snapshots under results/<study>/."""
     overrides = config.get("study_overrides") or []
     if isinstance(overrides, str):
-        overrides = [o for o in overrides.split(",") if o]
+        overrides = split_overrides(overrides)
     study = load_study(str(config.get("study", "paper")), overrides)
     root = results_root(config) / study.name
     snap = root / ".config"

@@ -83,3 +83,14 @@ def test_bad_study_stops_snakemake_before_any_job(tmp_path):
     assert proc.returncode != 0
     assert "`p` must be a probability" in proc.stdout + proc.stderr
     assert not (tmp_path / "results" / "bad" / "demo").exists()
+
+
+def test_study_overrides_split_at_top_level_commas_and_may_add_keys():
+    from benchmark.config import split_overrides
+
+    assert split_overrides("synthesizers=[a,b],n_synthetic=5,params={f: {p: 0.5, q: 1}}") == [
+        "synthesizers=[a,b]", "n_synthetic=5", "params={f: {p: 0.5, q: 1}}"]
+    study = load_study("demo", ["synthesizers=[flip10,flip50]", "params={flip50: {p: 0.55}}"])
+    assert study.synthesizers == ("flip10", "flip50") and study.synth_configs["flip50"]["p"] == 0.55
+    with pytest.raises(ConfigError, match="synthesiser"):
+        load_study("demo", ["synthesiser=[flip10]"])

@@ -14,7 +14,9 @@ import pytest
 from tests.workflow.helpers import cells, env_for, jobs_run, make_conf, run_study, snakemake_cmd
 
 pytestmark = pytest.mark.slow
-DEMO_SYNTHS = ["gaussian_copula", "ctgan", "cart", "flip10", "flip50", "flip90", "holdout"]
+DEMO_SYNTHS = ["gaussian_copula", "ctgan", "tvae", "copulagan", "cart", "flip10", "flip50", "flip90", "holdout"]
+SEEDS = (0, 1)
+CELLS = sorted(f"demo/seed{k}/{s}" for k in SEEDS for s in DEMO_SYNTHS)
 
 
 @pytest.fixture(scope="module")
@@ -29,15 +31,15 @@ def demo(tmp_path_factory):
 def test_every_cell_ok_with_results(demo):
     tmp, _, proc = demo
     got = cells(tmp, "demo")
-    assert sorted(got) == sorted(f"demo/seed0/{s}" for s in DEMO_SYNTHS)
+    assert sorted(got) == CELLS
     assert {k: v["status"] for k, v in got.items()} == {k: "ok" for k in got}, got
     root = tmp / "results" / "demo"
     board = pd.read_csv(root / "leaderboard.csv")
-    assert sorted(board["synthesizer"]) == sorted(DEMO_SYNTHS)
+    assert sorted(board["synthesizer"]) == sorted(DEMO_SYNTHS * len(SEEDS))
     for name in ("leaderboard.md", "report.html", "mlflow.json", "plots/fidelity.png", "plots/privacy.png",
                  "plots/tradeoff.png"):
         assert (root / name).stat().st_size > 0, name
-    assert len(list((root / "benchmarks").rglob("*.generate.tsv"))) == len(DEMO_SYNTHS)
+    assert len(list((root / "benchmarks").rglob("*.generate.tsv"))) == len(CELLS)
     assert "[holdbench] demo/seed0/cart: ok" in proc.stdout
 
 
@@ -65,9 +67,9 @@ def test_added_synthesizer_runs_only_its_cells(demo):
     synths = ",".join(DEMO_SYNTHS + ["flip30"])
     proc = run_study(tmp, "demo", env=env, config={"study_overrides": f"synthesizers=[{synths}]"})
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert jobs_run(proc, "generate") == 1 and jobs_run(proc, "evaluate") == 1 and jobs_run(proc, "split") == 0
+    assert jobs_run(proc, "generate") == 2 and jobs_run(proc, "evaluate") == 2 and jobs_run(proc, "split") == 0
     after = cells(tmp, "demo")
-    assert after["demo/seed0/flip30"]["status"] == "ok"
+    assert after["demo/seed0/flip30"]["status"] == "ok" and after["demo/seed1/flip30"]["status"] == "ok"
     assert {k: after[k]["wall_seconds"] for k in before} == before
 
 
@@ -75,11 +77,11 @@ def test_changed_config_recomputes_only_that_synthesizer(demo):
     tmp, env, _ = demo
     proc = run_study(tmp, "demo", env=env, config={"study_overrides": "params={flip50: {p: 0.55}}"})
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert jobs_run(proc, "generate") == 1 and jobs_run(proc, "evaluate") == 1
+    assert jobs_run(proc, "generate") == 2 and jobs_run(proc, "evaluate") == 2
     assert cells(tmp, "demo")["demo/seed0/flip50"]["config"]["p"] == 0.55
     # and back: the original config is recomputed (and gives the original numbers)
     proc = run_study(tmp, "demo", env=env)
-    assert jobs_run(proc, "generate") == 1
+    assert jobs_run(proc, "generate") == 2
 
 
 def test_kill_then_rerun_equals_uninterrupted_run(demo, tmp_path):
@@ -93,16 +95,14 @@ def test_kill_then_rerun_equals_uninterrupted_run(demo, tmp_path):
         time.sleep(0.5)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    assert len(cells(tmp_path, "demo")) < len(DEMO_SYNTHS), "the kill came too late to test anything"
+    assert len(cells(tmp_path, "demo")) < len(CELLS), "the kill came too late to test anything"
     rerun = run_study(tmp_path, "demo", env=env)
     assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
     assert all(c["status"] == "ok" for c in cells(tmp_path, "demo").values())
-    for s in DEMO_SYNTHS:
-        a = (ref / f"results/demo/demo/seed0/{s}/metrics.json").read_bytes()
-        b = (tmp_path / f"results/demo/demo/seed0/{s}/metrics.json").read_bytes()
-        assert a == b, f"metrics.json of {s} differs between runs"
-        if s != "ctgan":  # torch's CPU kernels are deterministic here too, but SDV does not promise it
-            pd.testing.assert_frame_equal(
-                pd.read_parquet(ref / f"results/demo/demo/seed0/{s}/synthetic.parquet"),
-                pd.read_parquet(tmp_path / f"results/demo/demo/seed0/{s}/synthetic.parquet"))
+    for cell in CELLS:
+        a = (ref / "results/demo" / cell / "metrics.json").read_bytes()
+        b = (tmp_path / "results/demo" / cell / "metrics.json").read_bytes()
+        assert a == b, f"metrics.json of {cell} differs between runs"
+        pd.testing.assert_frame_equal(pd.read_parquet(ref / "results/demo" / cell / "synthetic.parquet"),
+                                      pd.read_parquet(tmp_path / "results/demo" / cell / "synthetic.parquet"))
     assert not list((tmp_path / "results").rglob("*.tmp")), "half-written temporary files left behind"

@@ -12,6 +12,7 @@ rule collect:
         csv=f"{R}/leaderboard.csv",
         md=f"{R}/leaderboard.md",
         html=f"{R}/report.html",
+    threads: 2
     log:
         f"{R}/logs/collect.log",
     benchmark:
@@ -20,7 +21,7 @@ rule collect:
         mem_mb=4000,
         runtime=30,
     shell:
-        "{PY} collect --study-dir {R} 2> {log}"
+        "{PY} collect --study-dir {R} --n-jobs {threads} 2> {log}"
 
 
 rule track:
