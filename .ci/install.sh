@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-if ! command -v R >/dev/null 2>&1; then
+if ! dpkg -s r-base-core r-base-dev >/dev/null 2>&1; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq r-base-core r-base-dev >/dev/null
 fi

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from benchmark.config import split_overrides
-from benchmark.data import dataset_config
+from benchmark.data import dataset_config, dataset_schema, load_dataset
 from benchmark.study import Study, load_study, write_if_changed
 
 
@@ -29,6 +29,8 @@ def prepare(config: dict) -> tuple[Study, Path]:
     root = results_root(config) / study.name
     snap = root / ".config"
     for d in study.datasets:
+        # load (and cache) every dataset now: a bad table stops the run before any job starts
+        load_dataset(d) if study.split == "random" else dataset_schema(d)
         write_if_changed(snap / f"split-{d}.json", {
             "dataset": dataset_config(d), "split": study.split, "split_files": study.split_files,
         })

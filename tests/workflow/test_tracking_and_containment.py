@@ -68,3 +68,15 @@ def test_documented_mlflow_server_binds_loopback():
     assert commands, "README documents no mlflow command"
     for cmd in commands:
         assert "--host 127.0.0.1" in cmd, cmd
+
+
+def test_bad_dataset_stops_the_run_before_any_job(tmp_path):
+    table = tmp_path / "t.csv"
+    table.write_text("a,a,b\n1,2,x\n3,4,y\n5,6,z\n7,8,w\n")
+    study = "name: bad\ndatasets: [mine]\nsynthesizers: [flip10]\nseeds: [0]\nn_synthetic: 10\n"
+    conf = make_conf(tmp_path, {"bad": study})
+    (conf / "dataset" / "mine.yaml").write_text(f"name: mine\nsource: file\npath: {table}\n")
+    proc = run_study(tmp_path, "bad", env=env_for(tmp_path, conf))
+    assert proc.returncode != 0
+    assert "duplicate or empty column names ['a']" in proc.stdout + proc.stderr
+    assert not (tmp_path / "results/bad/mine").exists()
