@@ -162,10 +162,14 @@ def _artifact_root(uri: str, name: str) -> str | None:
     return (db.parent / "mlartifacts" / f"{safe}-{digest}").as_uri()
 
 
+#: MLflow 3's UI opens an experiment of this kind on its runs table, not the GenAI overview
+_EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
+
+
 def _experiment(client: Any, name: str, uri: str) -> str:
     exp = client.get_experiment_by_name(name)
     if exp is None:
-        return client.create_experiment(name, artifact_location=_artifact_root(uri, name))
+        return client.create_experiment(name, artifact_location=_artifact_root(uri, name), tags=_EXPERIMENT_KIND)
     if exp.lifecycle_stage == "deleted":
         client.restore_experiment(exp.experiment_id)
     return exp.experiment_id
