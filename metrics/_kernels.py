@@ -108,6 +108,43 @@ def _merge_tile(best, dist):
                     _insert_sorted(best, dist[i])
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _count_mismatches(refs, queries, t0, t1, qa, qb, qc, qd, c0, c1, c2, c3):
+    """c0..c3[i] = number of columns where reference t0 + i differs from query qa, qb, qc, qd.
+
+    Columns go in groups of four, so each count is updated once per four columns and each
+    loaded reference code serves the four queries.
+    """
+    width = t1 - t0
+    c0[:] = 0
+    c1[:] = 0
+    c2[:] = 0
+    c3[:] = 0
+    p = refs.shape[0]
+    p4 = p - p % 4
+    for j in range(0, p4, 4):
+        r0, r1, r2, r3 = refs[j, t0:t1], refs[j + 1, t0:t1], refs[j + 2, t0:t1], refs[j + 3, t0:t1]
+        a0, a1, a2, a3 = queries[j, qa], queries[j + 1, qa], queries[j + 2, qa], queries[j + 3, qa]
+        b0, b1, b2, b3 = queries[j, qb], queries[j + 1, qb], queries[j + 2, qb], queries[j + 3, qb]
+        e0, e1, e2, e3 = queries[j, qc], queries[j + 1, qc], queries[j + 2, qc], queries[j + 3, qc]
+        f0, f1, f2, f3 = queries[j, qd], queries[j + 1, qd], queries[j + 2, qd], queries[j + 3, qd]
+        for i in range(width):
+            x0, x1, x2, x3 = r0[i], r1[i], r2[i], r3[i]
+            c0[i] += (x0 != a0) + (x1 != a1) + (x2 != a2) + (x3 != a3)
+            c1[i] += (x0 != b0) + (x1 != b1) + (x2 != b2) + (x3 != b3)
+            c2[i] += (x0 != e0) + (x1 != e1) + (x2 != e2) + (x3 != e3)
+            c3[i] += (x0 != f0) + (x1 != f1) + (x2 != f2) + (x3 != f3)
+    for j in range(p4, p):
+        va, vb, vc, vd = queries[j, qa], queries[j, qb], queries[j, qc], queries[j, qd]
+        col = refs[j, t0:t1]
+        for i in range(width):
+            x = col[i]
+            c0[i] += x != va
+            c1[i] += x != vb
+            c2[i] += x != vc
+            c3[i] += x != vd
+
+
 @njit(nogil=True, cache=True)
 def hamming_smallest(queries, refs, k, lower_bound, dist_buf):
     """The k smallest Hamming distances (with multiplicity) from each query to refs.
@@ -131,33 +168,7 @@ def hamming_smallest(queries, refs, k, lower_bound, dist_buf):
             width = t1 - t0
             d0, d1 = dist_buf[0, :width], dist_buf[1, :width]
             d2, d3 = dist_buf[2, :width], dist_buf[3, :width]
-            d0[:] = 0
-            d1[:] = 0
-            d2[:] = 0
-            d3[:] = 0
-            p4 = p - p % 4
-            for j in range(0, p4, 4):
-                # four columns per pass: one read-modify-write of the distances instead of four
-                c0, c1, c2, c3 = refs[j, t0:t1], refs[j + 1, t0:t1], refs[j + 2, t0:t1], refs[j + 3, t0:t1]
-                a0, a1, a2, a3 = queries[j, qa], queries[j + 1, qa], queries[j + 2, qa], queries[j + 3, qa]
-                b0, b1, b2, b3 = queries[j, qb], queries[j + 1, qb], queries[j + 2, qb], queries[j + 3, qb]
-                e0, e1, e2, e3 = queries[j, qc], queries[j + 1, qc], queries[j + 2, qc], queries[j + 3, qc]
-                f0, f1, f2, f3 = queries[j, qd], queries[j + 1, qd], queries[j + 2, qd], queries[j + 3, qd]
-                for i in range(width):
-                    x0, x1, x2, x3 = c0[i], c1[i], c2[i], c3[i]
-                    d0[i] += (x0 != a0) + (x1 != a1) + (x2 != a2) + (x3 != a3)
-                    d1[i] += (x0 != b0) + (x1 != b1) + (x2 != b2) + (x3 != b3)
-                    d2[i] += (x0 != e0) + (x1 != e1) + (x2 != e2) + (x3 != e3)
-                    d3[i] += (x0 != f0) + (x1 != f1) + (x2 != f2) + (x3 != f3)
-            for j in range(p4, p):
-                va, vb, vc, vd = queries[j, qa], queries[j, qb], queries[j, qc], queries[j, qd]
-                col = refs[j, t0:t1]
-                for i in range(width):
-                    x = col[i]
-                    d0[i] += x != va
-                    d1[i] += x != vb
-                    d2[i] += x != vc
-                    d3[i] += x != vd
+            _count_mismatches(refs, queries, t0, t1, qa, qb, qc, qd, d0, d1, d2, d3)
             _merge_tile(best[0], d0)
             _merge_tile(best[1], d1)
             _merge_tile(best[2], d2)
@@ -198,33 +209,7 @@ def gower_smallest(q_num, q_cat, r_num, r_cat, k, count_buf, dist_buf, dist_bits
             width = t1 - t0
             c0, c1 = count_buf[0, :width], count_buf[1, :width]
             c2, c3 = count_buf[2, :width], count_buf[3, :width]
-            c0[:] = 0
-            c1[:] = 0
-            c2[:] = 0
-            c3[:] = 0
-            p_cat4 = p_cat - p_cat % 4
-            for j in range(0, p_cat4, 4):
-                r0, r1 = r_cat[j, t0:t1], r_cat[j + 1, t0:t1]
-                r2, r3 = r_cat[j + 2, t0:t1], r_cat[j + 3, t0:t1]
-                a0, a1, a2, a3 = q_cat[j, qa], q_cat[j + 1, qa], q_cat[j + 2, qa], q_cat[j + 3, qa]
-                b0, b1, b2, b3 = q_cat[j, qb], q_cat[j + 1, qb], q_cat[j + 2, qb], q_cat[j + 3, qb]
-                e0, e1, e2, e3 = q_cat[j, qc], q_cat[j + 1, qc], q_cat[j + 2, qc], q_cat[j + 3, qc]
-                f0, f1, f2, f3 = q_cat[j, qd], q_cat[j + 1, qd], q_cat[j + 2, qd], q_cat[j + 3, qd]
-                for i in range(width):
-                    x0, x1, x2, x3 = r0[i], r1[i], r2[i], r3[i]
-                    c0[i] += (x0 != a0) + (x1 != a1) + (x2 != a2) + (x3 != a3)
-                    c1[i] += (x0 != b0) + (x1 != b1) + (x2 != b2) + (x3 != b3)
-                    c2[i] += (x0 != e0) + (x1 != e1) + (x2 != e2) + (x3 != e3)
-                    c3[i] += (x0 != f0) + (x1 != f1) + (x2 != f2) + (x3 != f3)
-            for j in range(p_cat4, p_cat):
-                va, vb, vc, vd = q_cat[j, qa], q_cat[j, qb], q_cat[j, qc], q_cat[j, qd]
-                col = r_cat[j, t0:t1]
-                for i in range(width):
-                    x = col[i]
-                    c0[i] += x != va
-                    c1[i] += x != vb
-                    c2[i] += x != vc
-                    c3[i] += x != vd
+            _count_mismatches(r_cat, q_cat, t0, t1, qa, qb, qc, qd, c0, c1, c2, c3)
             d0, d1 = dist_buf[0, :width], dist_buf[1, :width]
             d2, d3 = dist_buf[2, :width], dist_buf[3, :width]
             for i in range(width):
