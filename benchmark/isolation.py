@@ -39,9 +39,7 @@ def run_isolated(
     workdir.mkdir(parents=True, exist_ok=True)
     payload_path = workdir / f".{stage}.payload.json"
     result_path = workdir / f".{stage}.result.json"
-    for p in (result_path,):
-        if p.exists():
-            p.unlink()
+    result_path.unlink(missing_ok=True)
     payload_path.write_text(json.dumps(payload, default=str))
     env = dict(os.environ)
     if threads is not None:

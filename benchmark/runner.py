@@ -110,8 +110,7 @@ def do_evaluate(study_dir: Path, dataset: str, seed: int, synth: str) -> None:
     sdir, cdir = split_dir(study_dir, dataset, seed), cell_dir(study_dir, dataset, seed, synth)
     gen = _load(cdir / "generate.json")
     metrics: dict = {}
-    ev: dict = {"status": gen["status"], "reason": gen.get("reason", ""), "traceback_tail": "",
-                "evaluate_seconds": None, "peak_rss_mb": None}
+    ev: dict = {}
     marginals = cdir / "marginals.csv"
     if gen["status"] == "ok":
         payload = {
@@ -128,7 +127,8 @@ def do_evaluate(study_dir: Path, dataset: str, seed: int, synth: str) -> None:
     if not metrics or not marginals.exists():
         write_text(marginals, "columns,k,tvd_synthetic,tvd_holdout\n")
     write_json(cdir / "metrics.json", metrics)
-    failed_stage = None if ev["status"] == "ok" else ("generate" if gen["status"] != "ok" else "evaluate")
+    # the stage that decided the cell's fate: generation if it failed, else the evaluation
+    final, stage = (gen, "generate") if gen["status"] != "ok" else (ev, "evaluate")
     wall = gen.get("job_wall_seconds", 0) + (time.perf_counter() - t0)
     # the harness's own overhead: all but loading the synthesizer's library, fit, sample, evaluate
     spent = sum(x or 0 for x in (gen.get("load_seconds"), gen.get("fit_seconds"), gen.get("sample_seconds"),
@@ -136,9 +136,8 @@ def do_evaluate(study_dir: Path, dataset: str, seed: int, synth: str) -> None:
     status = {
         "cell_id": f"{run['name']}/{dataset}/seed{seed}/{synth}", "study": run["name"],
         "dataset": dataset, "synthesizer": synth, "seed": seed,
-        "status": ev["status"] if gen["status"] == "ok" else gen["status"], "stage": failed_stage,
-        "reason": (gen if failed_stage == "generate" else ev).get("reason", ""),
-        "traceback_tail": (gen if failed_stage == "generate" else ev).get("traceback_tail", ""),
+        "status": final["status"], "stage": None if final["status"] == "ok" else stage,
+        "reason": final.get("reason", ""), "traceback_tail": final.get("traceback_tail", ""),
         "load_seconds": gen.get("load_seconds"), "fit_seconds": gen.get("fit_seconds"),
         "sample_seconds": gen.get("sample_seconds"),
         "evaluate_seconds": ev.get("evaluate_seconds"), "metric_seconds": timings, "wall_seconds": round(wall, 3),

@@ -7,9 +7,8 @@ probabilities outside [0, 1] and empty studies are all rejected with the key nam
 
 from __future__ import annotations
 
-import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +45,6 @@ class CellSpec:
     def cell_id(self) -> str:
         return f"{self.study}/{self.dataset}/seed{self.seed}/{self.synthesizer}"
 
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
-
 
 @dataclass(frozen=True)
 class Study:
@@ -71,12 +67,6 @@ class Study:
                      self.timeout_seconds, self.memory_gb)
             for d in self.datasets for k in self.seeds for s in self.synthesizers
         ]
-
-    def cell(self, dataset: str, seed: int, synthesizer: str) -> CellSpec:
-        for c in self.cells():
-            if (c.dataset, c.seed, c.synthesizer) == (dataset, int(seed), synthesizer):
-                return c
-        raise ConfigError(f"study {self.name!r} has no cell {dataset}/seed{seed}/{synthesizer}")
 
     def summary(self) -> dict[str, Any]:
         """What study.json records (read by the leaderboard and the tracker)."""
@@ -159,10 +149,6 @@ def _check_values(synth: str, cfg: dict) -> None:
         v = cfg.get(key)
         if v is not None and (not isinstance(v, int) or v <= 0):
             raise ConfigError(f"synthesizer {synth!r}: `{key}` must be a positive integer, got {v!r}")
-
-
-def config_digest(obj: Any) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def write_if_changed(path: Path, obj: Any) -> None:
