@@ -6,8 +6,8 @@ stay ordinary categories (as R's fread kept them); only empty fields are missing
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 

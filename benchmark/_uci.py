@@ -8,7 +8,8 @@ a table the mapping does not fit is refused, never guessed at.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import pandas as pd
 
@@ -51,5 +52,5 @@ def map_to_canonical(frame: pd.DataFrame, schema: Schema, mapping: Mapping[str, 
                 df[col] = df[col].where(df[col].notna(), fill)
             df[col] = df[col].map(lambda v: v.strip() if isinstance(v, str) else v)
     for col, suffix in (mapping.get("strip_suffix") or {}).items():
-        df[col] = df[col].map(lambda v: v[: -len(suffix)] if isinstance(v, str) and v.endswith(suffix) else v)
+        df[col] = df[col].map(lambda v, sfx=suffix: v[: -len(sfx)] if isinstance(v, str) and v.endswith(sfx) else v)
     return df

@@ -9,8 +9,9 @@ from __future__ import annotations
 import inspect
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from hydra import compose, initialize_config_dir
 from hydra.errors import HydraException

@@ -8,8 +8,9 @@ a column as (the paper gave SDV credit-default's SEX/EDUCATION/MARRIAGE as categ
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Mapping
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -87,7 +88,7 @@ class Schema:
         columns: Mapping[str, Mapping[str, str]],
         target: str | None = None,
         n_rows: int | None = None,
-    ) -> "Schema":
+    ) -> Schema:
         """Build from a config mapping {column: {kind, dtype?, model_kind?}}."""
         cols = []
         for col, spec in columns.items():
@@ -104,7 +105,7 @@ class Schema:
 
     @classmethod
     def infer(cls, name: str, df: pd.DataFrame, target: str | None = None,
-              overrides: Mapping[str, Mapping[str, str]] | None = None) -> "Schema":
+              overrides: Mapping[str, Mapping[str, str]] | None = None) -> Schema:
         """Kinds as the paper decided them (SPEC §1): object -> categorical, else numeric."""
         spec: dict[str, dict[str, str]] = {}
         for col in df.columns:
@@ -143,7 +144,7 @@ class Schema:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "Schema":
+    def from_dict(cls, d: Mapping) -> Schema:
         cols = {c["name"]: {k: v for k, v in c.items() if k != "name"} for c in d["columns"]}
         return cls.from_mapping(d["name"], cols, d.get("target"))
 

@@ -195,7 +195,6 @@ def gower_smallest(q_num, q_cat, r_num, r_cat, k, count_buf, dist_buf, dist_bits
     view them as float32; +inf where refs has fewer than k rows.
     """
     p_num = q_num.shape[0]
-    p_cat = q_cat.shape[0]
     n_q = q_num.shape[1] if p_num > 0 else q_cat.shape[1]
     n_r = r_num.shape[1] if p_num > 0 else r_cat.shape[1]
     one = np.float32(1.0)

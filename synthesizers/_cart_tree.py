@@ -15,7 +15,6 @@ Three pieces make a scikit-learn tree behave like the rpart tree that synthpop's
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from typing import TYPE_CHECKING
 
 import numpy as np

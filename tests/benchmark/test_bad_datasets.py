@@ -16,8 +16,8 @@ from benchmark.data import DataUnavailable, dataset_schema, load_dataset
 from benchmark.schema import SchemaError
 from benchmark.split import random_split
 from metrics import evaluate
-from synthesizers.flip import Flip
 from synthesizers.base import FitContext
+from synthesizers.flip import Flip
 from tests.workflow.helpers import make_conf
 
 

@@ -25,7 +25,7 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from tests.workflow.helpers import env_for, snakemake_cmd  # noqa: E402
+from tests.workflow.helpers import env_for, snakemake_cmd
 
 
 def main() -> int:

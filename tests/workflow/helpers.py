@@ -12,14 +12,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 
-def make_conf(tmp: Path, studies: dict[str, str] = {}, synths: dict[str, str] = {}) -> Path:
+def make_conf(tmp: Path, studies: dict[str, str] | None = None, synths: dict[str, str] | None = None) -> Path:
     """A copy of conf/ with extra study/synthesizer YAMLs (test-only configs)."""
     conf = tmp / "conf"
     if not conf.exists():
         shutil.copytree(REPO / "conf", conf)
-    for name, text in studies.items():
+    for name, text in (studies or {}).items():
         (conf / "study" / f"{name}.yaml").write_text(text)
-    for name, text in synths.items():
+    for name, text in (synths or {}).items():
         (conf / "synthesizer" / f"{name}.yaml").write_text(text)
     return conf
 

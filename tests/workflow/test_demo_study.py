@@ -11,7 +11,7 @@ import time
 import pandas as pd
 import pytest
 
-from tests.workflow.helpers import cells, env_for, jobs_run, make_conf, run_study, snakemake_cmd
+from tests.workflow.helpers import cells, env_for, jobs_run, run_study, snakemake_cmd
 
 pytestmark = pytest.mark.slow
 DEMO_SYNTHS = ["gaussian_copula", "ctgan", "tvae", "copulagan", "cart", "flip10", "flip50", "flip90", "holdout"]

@@ -17,7 +17,7 @@ STUDY = ("name: ext\ndatasets: [demo]\nsynthesizers: [{synths}]\nseeds: [0]\nn_s
 
 def _block(lang: str, first_line: str) -> str:
     readme = (REPO / "README.md").read_text()
-    for body in re.findall(rf"```{lang}\n(.*?)```", readme, flags=re.S):
+    for body in re.findall(rf"```{lang}\n(.*?)```", readme, flags=re.DOTALL):
         if body.startswith(first_line):
             return body
     raise AssertionError(f"README has no {lang} block starting with {first_line!r}")
