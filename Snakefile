@@ -1,16 +1,19 @@
 # holdbench workflow: split -> generate -> evaluate per cell -> collect -> track.
 # Run: snakemake --cores 2                      (study `paper`)
 #      snakemake --cores 2 --config study=demo  (another study in conf/study/)
+# Parsing writes nothing unless this invocation executes jobs and holds the study's lock
+# (benchmark/workflow/prepare.py); a dry run writes nothing at all.
 from snakemake.utils import min_version, validate
 
-from benchmark.workflow import prepare
-from benchmark.workflow.locks import clear_stale_locks
+from benchmark.layout import GENERATE_JSON, MARGINALS, METRICS_JSON, STATUS_JSON, StudyLayout
+from benchmark.workflow.prepare import prepare
 
 min_version("9.0")
 validate(config, "benchmark/workflow/config.schema.yaml")
 
-STUDY, R = prepare(config)
-clear_stale_locks()
+PLAN = prepare(config, workflow)
+STUDY, R = PLAN.study, PLAN.root
+L = StudyLayout(R)
 PY = "python -m benchmark.runner"
 
 wildcard_constraints:
@@ -26,6 +29,16 @@ include: "benchmark/workflow/rules/report.smk"
 rule all:
     default_target: True
     input:
-        f"{R}/leaderboard.csv",
-        f"{R}/report.html",
-        [f"{R}/mlflow.json"] if config.get("track", True) else [],
+        L.leaderboard_csv,
+        L.report,
+        [L.mlflow_marker] if config.get("track", True) else [],
+
+
+if PLAN.mode == "dry":
+
+    rule pending:
+        """Dry run only: stands for a snapshot a real run would rewrite, or an output it would remove."""
+        output:
+            str(PLAN.pending_path("{name}")),
+        shell:
+            "false"

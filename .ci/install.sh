@@ -1,14 +1,38 @@
 #!/usr/bin/env bash
 # Install holdbench and everything it needs on a fresh Debian machine (idempotent).
-# R (base) is installed for the rpy2 bridge; CRAN's synthpop cannot be fetched here.
+#   bash .ci/install.sh                  R (base) for the rpy2 bridge, Chromium for the MLflow UI
+#                                        test, CPU torch, holdbench, anonymeter's own venv
+#   bash .ci/install.sh --with-synthpop  also R's synthpop from CRAN (where CRAN is reachable)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+WITH_SYNTHPOP=0
+for arg in "$@"; do
+  case "$arg" in
+    --with-synthpop) WITH_SYNTHPOP=1 ;;
+    *) echo "install.sh: unknown option $arg (known: --with-synthpop)" >&2; exit 2 ;;
+  esac
+done
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-if ! dpkg -s r-base-core r-base-dev >/dev/null 2>&1; then
+if ! dpkg -s r-base-core r-base-dev chromium >/dev/null 2>&1; then
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq r-base-core r-base-dev >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    r-base-core r-base-dev chromium >/dev/null
+fi
+if [ "$WITH_SYNTHPOP" = 1 ]; then
+  # fails loudly where CRAN cannot be reached; synthpop's cells are `skipped` without it
+  $SUDO Rscript -e 'if (!requireNamespace("synthpop", quietly = TRUE)) install.packages("synthpop", repos = "https://cloud.r-project.org"); library(synthpop)'
 fi
 PIP="python3 -m pip install -q --disable-pip-version-check"
 # CPU build of torch first, or pip pulls a multi-GB CUDA build for sdv.
 python3 -c "import torch" 2>/dev/null || $PIP torch==2.13.0
 $PIP -e ".[dev,r]"
+# anonymeter 1.1 pins numpy < 1.27: it gets its own venv, where metrics/anonymeter_bridge.py looks
+# for it; reinstalled only when the pinned requirements change
+ANON_VENV=.venv-anonymeter
+ANON_REQ=metrics/anonymeter_requirements.txt
+ANON_SUM=$(sha256sum "$ANON_REQ" | cut -d' ' -f1)
+if [ "$(cat "$ANON_VENV/.requirements.sha256" 2>/dev/null)" != "$ANON_SUM" ]; then
+  python3 -m venv "$ANON_VENV"
+  "$ANON_VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$ANON_REQ"
+  echo "$ANON_SUM" > "$ANON_VENV/.requirements.sha256"
+fi

@@ -1,26 +1,39 @@
 """Entry point of an isolated stage process: run the stage, always write a result file.
 
 Exceptions are classified here (skipped / oom / error) because only the child sees
-them; deaths it cannot report (signals, os._exit) are classified by the parent.
+them; deaths it cannot report (signals, os._exit) are classified by the parent. A call of
+os._exit is recorded in a marker file first, so the parent says so only when it happened.
+Once the result is written the process ends at once (os._exit): a non-daemon thread the
+synthesizer left behind cannot keep the cell running.
 """
 
 from __future__ import annotations
 
 import errno
 import json
+import os
 import sys
 import traceback
 
 _OOM_TEXT = ("can't allocate memory", "cannot allocate memory", "out of memory", "unable to allocate")
 
 
+def _text(exc: BaseException) -> str:
+    """str(exc), or a stand-in naming its type when str() itself fails."""
+    try:
+        return str(exc)
+    except Exception:  # noqa: BLE001 - an exception whose __str__ raises
+        return f"<unprintable {type(exc).__name__} object>"
+
+
 def classify(exc: BaseException) -> tuple[str, str]:
     from synthesizers.base import SynthesizerUnavailable
 
-    text = f"{type(exc).__name__}: {exc}"
+    msg = _text(exc)
+    text = f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
     if isinstance(exc, SynthesizerUnavailable):
-        return "skipped", str(exc)
-    if isinstance(exc, MemoryError) or any(t in str(exc).lower() for t in _OOM_TEXT):
+        return "skipped", msg
+    if isinstance(exc, MemoryError) or any(t in msg.lower() for t in _OOM_TEXT):
         return "oom", f"out of memory: {text}"
     if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
         return "error", f"wrote past the per-file size limit (flooding its output?): {text}"
@@ -29,9 +42,35 @@ def classify(exc: BaseException) -> tuple[str, str]:
     return "error", text
 
 
-def main(stage: str, payload_path: str, result_path: str) -> int:
-    from benchmark.io import write_json
+def _record_os_exit(marker: str | None) -> None:
+    """Wrap os._exit so that a call of it leaves `marker` holding the exit code."""
+    if not marker:
+        return
+    real_exit = os._exit
 
+    def _exit(code: int = 0) -> None:
+        try:
+            with open(marker, "w") as fh:
+                fh.write(str(int(code)))
+        except Exception:  # noqa: BLE001, S110 - exiting matters more than the note
+            pass
+        real_exit(code)
+
+    os._exit = _exit
+    _record_os_exit.real = real_exit  # type: ignore[attr-defined]
+
+
+def _tail(exc: BaseException) -> str:
+    try:
+        return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-8:])[-4000:]
+    except Exception:  # noqa: BLE001
+        return f"{type(exc).__name__} (traceback unavailable)"
+
+
+def main(stage: str, payload_path: str, result_path: str, exit_marker: str | None = None) -> int:
+    from contracts.io import clean_line, write_json
+
+    _record_os_exit(exit_marker)
     try:
         from benchmark import stages
 
@@ -41,15 +80,31 @@ def main(stage: str, payload_path: str, result_path: str) -> int:
         result.setdefault("status", "ok")
     except BaseException as exc:  # noqa: BLE001 - everything must end up in the result
         status, reason = classify(exc)
-        tail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-8:])
-        result = {"status": status, "reason": " ".join(reason.split())[:500], "traceback_tail": tail[-4000:]}
+        tail = _tail(exc)
+        result = {"status": status, "reason": clean_line(reason), "traceback_tail": tail}
         try:
             print(tail, file=sys.stderr)
-        except OSError:  # the log itself may be what overflowed
+        except (OSError, ValueError):  # the log itself may be what overflowed
             pass
     write_json(result_path, result)
     return 0
 
 
+def _finish(code: int) -> None:
+    """Flush what can be flushed, then end the process without waiting for leftover threads."""
+    import logging
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    try:
+        logging.shutdown()
+    except Exception:  # noqa: BLE001, S110
+        pass
+    getattr(_record_os_exit, "real", os._exit)(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:4]))
+    _finish(main(*sys.argv[1:5]))

@@ -43,26 +43,37 @@ def parse_online(paths: list[Path], columns: list[str]) -> pd.DataFrame:
     return pd.read_csv(paths[0], true_values=["TRUE"], false_values=["FALSE"], **_NA)
 
 
-def parse_file(path: Path, fmt: str | None = None) -> pd.DataFrame:
-    """A user's own table (csv, tsv, parquet), read as pandas would by default (SPEC §1 kinds)."""
+def parse_file(path: Path, fmt: str | None = None, sep: str | None = None) -> pd.DataFrame:
+    """A user's own table (csv, tsv, parquet), read as pandas would by default (SPEC §1 kinds).
+
+    `sep` is the field separator; by default it is detected from the header line
+    (contracts.io.csv_separator), so a ';'-separated file never loads as one text column.
+    """
     name = path.name.lower()
     fmt = fmt or ("parquet" if name.endswith(".parquet") else "tsv" if ".tsv" in name else "csv")
     if fmt == "parquet":
         return pd.read_parquet(path)
-    return pd.read_csv(path, sep="\t" if fmt == "tsv" else ",")
+    return pd.read_csv(path, sep=sep or _separator(path, fmt))
 
 
-def text_header(path: Path) -> list[str] | None:
+def _separator(path: Path, fmt: str | None) -> str:
+    from contracts.io import csv_separator
+
+    return csv_separator(path, "\t" if fmt == "tsv" else None)
+
+
+def text_header(path: Path, fmt: str | None = None, sep: str | None = None) -> list[str] | None:
     """The raw header of a csv/tsv file (pandas renames duplicate names silently), else None."""
     import csv
     import gzip
 
     name = path.name.lower()
-    if name.endswith(".parquet"):
+    if fmt == "parquet" or (fmt is None and name.endswith(".parquet")):
         return None
+    sep = sep or _separator(path, fmt)
     opener = gzip.open if name.endswith(".gz") else open
     with opener(path, "rt", newline="", encoding="utf-8") as fh:
-        row = next(csv.reader(fh, delimiter="\t" if ".tsv" in name else ","), None)
+        row = next(csv.reader(fh, delimiter=sep), None)
     return row
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from benchmark.schema import Schema, SchemaError
+from contracts.schema import Schema, SchemaError
 
 
 def fetch(uci_id: int) -> pd.DataFrame:

@@ -8,8 +8,9 @@ import sys
 
 #: modules exposing register(subparsers); each adds one subcommand with set_defaults(func=...)
 _COMMANDS = (
+    "benchmark.commands.check",
     "benchmark.commands.data",
-    "metrics.cli",
+    "benchmark.commands.evaluate",
     "benchmark.commands.study",
 )
 
@@ -29,9 +30,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse the command line; everything after the first `--` is passed through untouched to a
+    command that takes extra arguments (`holdbench run ... -- --config k=v`), whatever came before."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--" not in argv:
+        return parser.parse_args(argv)
+    cut = argv.index("--")
+    args = parser.parse_args(argv[:cut])
+    if not hasattr(args, "snakemake_args"):
+        parser.error(f"holdbench {args.command} takes no arguments after --")
+    args.snakemake_args = list(args.snakemake_args or []) + argv[cut + 1:]
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except (UserError, ValueError, FileNotFoundError, KeyError) as exc:

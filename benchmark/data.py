@@ -17,10 +17,10 @@ from pathlib import Path
 import pandas as pd
 
 from benchmark import _parsers, _uci
-from benchmark.config import REPO_ROOT, ConfigError, check_name, load_group, to_container
+from benchmark.config import REPO_ROOT, ConfigError, check_name, load_group, to_container, validate_config
 from benchmark.demo import make_demo
-from benchmark.io import write_parquet
-from benchmark.schema import Schema, SchemaError
+from contracts.io import write_parquet
+from contracts.schema import Schema, SchemaError
 
 log = logging.getLogger("holdbench.data")
 
@@ -44,6 +44,7 @@ def dataset_config(name: str) -> dict:
     """The resolved dataset config, its `source` checked."""
     check_name("dataset", name)
     cfg = to_container(load_group("dataset", name))
+    validate_config("dataset", name, cfg)
     cfg.setdefault("name", name)
     if cfg.get("source") not in SOURCES:
         raise ConfigError(f"dataset {name!r}: source must be one of {SOURCES}, got {cfg.get('source')!r}")
@@ -59,7 +60,12 @@ def dataset_schema(name: str) -> Schema:
     cfg = dataset_config(name)
     if cfg["source"] == "file":
         return _file_schema(cfg, _read_user_file(cfg))
-    return Schema.from_mapping(name, cfg["columns"], cfg.get("target"), cfg.get("n_rows"))
+    return _config_schema(cfg)
+
+
+def _config_schema(cfg: dict) -> Schema:
+    return Schema.from_mapping(cfg["name"], cfg["columns"], cfg.get("target"), cfg.get("n_rows"),
+                               cfg.get("sensitive"), cfg.get("quasi_identifiers") or ())
 
 
 def load_dataset(name: str, use_cache: bool = True) -> pd.DataFrame:
@@ -68,7 +74,9 @@ def load_dataset(name: str, use_cache: bool = True) -> pd.DataFrame:
     key = _cache_key(cfg)
     cached = cache_dir() / f"{name}-{key}.parquet"
     if use_cache and cached.exists():
-        return pd.read_parquet(cached)
+        df = _read_cache(cached, cfg)
+        if df is not None:
+            return df
     df, schema = _load_uncached(cfg)
     df = schema.coerce(df, f"dataset {name!r}")
     _validate(df, schema, cfg)
@@ -80,15 +88,32 @@ def load_dataset(name: str, use_cache: bool = True) -> pd.DataFrame:
     return df
 
 
+def _read_cache(path: Path, cfg: dict) -> pd.DataFrame | None:
+    """The cached table, or None when the file is damaged (truncated, emptied, other columns):
+    it is then rebuilt from the raw files, never trusted."""
+    try:
+        df = pd.read_parquet(path)
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a damaged file
+        log.warning("dataset cache %s is damaged (%s); rebuilding it", path, type(exc).__name__)
+        return None
+    expected = [str(c) for c in (cfg.get("columns") or {})]
+    n_rows = cfg.get("n_rows") if cfg["source"] != "file" else None
+    if (expected and list(df.columns) != expected) or (n_rows is not None and len(df) != int(n_rows)) \
+            or len(df) == 0:
+        log.warning("dataset cache %s does not hold the table its config describes; rebuilding it", path)
+        return None
+    return df
+
+
 def _load_uncached(cfg: dict) -> tuple[pd.DataFrame, Schema]:
     name, source = cfg["name"], cfg["source"]
     if source == "demo":
-        schema = Schema.from_mapping(name, cfg["columns"], cfg.get("target"), cfg.get("n_rows"))
+        schema = _config_schema(cfg)
         return make_demo(int(cfg["n_rows"]), int(cfg.get("seed", 0))), schema
     if source == "file":
         df = _read_user_file(cfg)
         return df, _file_schema(cfg, df)
-    schema = Schema.from_mapping(name, cfg["columns"], cfg.get("target"), cfg.get("n_rows"))
+    schema = _config_schema(cfg)
     paths = _raw_paths(cfg)
     if paths is not None:
         parser = _parsers.PARSERS.get(cfg.get("parser", ""))
@@ -143,8 +168,8 @@ def _read_user_file(cfg: dict) -> pd.DataFrame:
     if not path.exists():
         raise DataUnavailable(f"dataset {cfg['name']!r}: file {path} does not exist")
     try:
-        header = _parsers.text_header(path)
-        df = _parsers.parse_file(path, cfg.get("format"))
+        header = _parsers.text_header(path, cfg.get("format"), cfg.get("sep"))
+        df = _parsers.parse_file(path, cfg.get("format"), cfg.get("sep"))
     except (ValueError, OSError, UnicodeDecodeError) as exc:
         raise SchemaError(f"dataset {cfg['name']!r}: cannot read {path}: {exc}") from exc
     if header is not None:
@@ -161,7 +186,8 @@ def _file_schema(cfg: dict, df: pd.DataFrame) -> Schema:
     dupes = sorted({c for c in names if names.count(c) > 1 or c.startswith("Unnamed:")})
     if dupes:
         raise SchemaError(f"dataset {cfg['name']!r}: {cfg['path']}: duplicate or empty column names {dupes}")
-    return Schema.infer(cfg["name"], df, cfg.get("target"), cfg.get("overrides"))
+    return Schema.infer(cfg["name"], df, cfg.get("target"), cfg.get("overrides"), cfg.get("sensitive"),
+                        cfg.get("quasi_identifiers") or ())
 
 
 def _validate(df: pd.DataFrame, schema: Schema, cfg: dict) -> None:
@@ -176,6 +202,11 @@ def _validate(df: pd.DataFrame, schema: Schema, cfg: dict) -> None:
     empty = [c for c in df.columns if df[c].isna().all()]
     if empty:
         raise SchemaError(f"dataset {name!r}: column(s) {empty} hold no values at all")
+    sparse = {c: int(df[c].notna().sum()) for c in df.columns if df[c].notna().sum() < 2}
+    if sparse:
+        raise SchemaError(f"dataset {name!r}: column(s) {sorted(sparse)} hold fewer than two values "
+                          f"({sparse}); a column needs at least two to be split and compared. "
+                          "Drop it or fill it")
 
 
 def _cache_key(cfg: dict) -> str:

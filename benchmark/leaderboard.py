@@ -1,208 +1,53 @@
-"""The study leaderboard: every cell on disk, one row each, and the per-synthesizer summary.
+"""The study leaderboard: one row per cell, and the per-synthesizer summary over seeds.
 
-The workflow leaves one directory per cell. This module is the only place that reads them
-back, so it is deliberately forgiving: a cell whose status.json is missing or corrupt is
-still a row (status "error", the reason names the file), because a leaderboard that hides
-a broken cell would overstate what the study measured. Plots, the HTML report and MLflow
-tracking all start from `read_cells` / `collect_cells` here.
+Rendered from `benchmark.results.StudyResults` (read once by the collect job); its metric
+columns are the registry's entries (metrics.registry), in the order the families declare them.
 
 Interval convention of `aggregate` (per dataset x synthesizer, over the ok cells):
 - two or more values: mean +- t(0.975, n-1) * sd / sqrt(n), the usual t-interval over seeds;
-- exactly one value: `dcr_share_ci_low/high` are that cell's own Wilson interval from
-  metrics.json (binomial sampling of the synthetic records); every other interval is NaN,
-  since a single seed says nothing about the spread over splits;
+- exactly one value: a metric that carries its own interval (dcr_share's Wilson interval)
+  shows that cell's interval; every other interval is NaN, since a single seed says
+  nothing about the spread over splits;
 - no value: everything NaN.
 """
 
 from __future__ import annotations
 
-import html
-import json
 import math
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from benchmark.io import write_csv, write_text
+from benchmark.results import STATUSES, TIMINGS, StudyResults, _number
+from contracts.io import clean_line, write_csv, write_text
 
-STATUSES = ("ok", "error", "timeout", "oom", "skipped")
-TIMINGS = ("fit_seconds", "sample_seconds", "evaluate_seconds", "wall_seconds", "peak_rss_mb")
-CORE_METRICS = (
-    "F1", "F2", "F3", "F1_holdout", "F2_holdout", "F3_holdout", "F1_ratio", "F2_ratio", "F3_ratio",
-    "dcr_share", "dcr_share_ci_low", "dcr_share_ci_high", "dcr_share_pvalue",
-    "dcr_train_mean", "dcr_holdout_mean",
-)
-#: columns of leaderboard.csv, in order (one row per cell)
-LEADERBOARD_COLUMNS = (
-    "dataset", "synthesizer", "seed", "status", "reason",
-    "F1", "F2", "F3", "F1_ratio", "F2_ratio", "F3_ratio",
-    "dcr_share", "dcr_share_ci_low", "dcr_share_ci_high", "dcr_share_pvalue",
-    "dcr_train_mean", "dcr_holdout_mean",
-    "fit_seconds", "sample_seconds", "evaluate_seconds", "peak_rss_mb",
-)
-#: per-cell interval / test columns: averaging them over seeds means nothing
-_NOT_AGGREGATED = re.compile(r"(_ci_low|_ci_high|_pvalue)$")
-_SEED_DIR = re.compile(r"^seed(\d+)$")
-_NOT_DATASETS = {"plots", "logs", "benchmarks"}  # derived outputs the workflow keeps in the study dir
+IDENTITY = ("dataset", "synthesizer", "seed", "status", "reason")
+#: timings shown in leaderboard.md, (header, column, digits)
+_MD_TIMINGS = (("fit s", "fit_seconds", 1), ("sample s", "sample_seconds", 1),
+               ("eval s", "evaluate_seconds", 1), ("peak MB", "peak_rss_mb", 0))
 
 
-@dataclass
-class Cell:
-    """One cell directory as read from disk; `status` and `metrics` are the parsed JSON files."""
-
-    study: str
-    dataset: str
-    synthesizer: str
-    seed: int
-    path: Path
-    status: dict[str, Any] = field(default_factory=dict)
-    metrics: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def cell_id(self) -> str:
-        return f"{self.study}/{self.dataset}/seed{self.seed}/{self.synthesizer}"
-
-    @property
-    def ok(self) -> bool:
-        return self.status.get("status") == "ok"
+def leaderboard_columns(specs: list) -> list[str]:
+    """Columns of leaderboard.csv, in order: identity, every registry metric (with its interval), timings."""
+    cols = list(IDENTITY)
+    for spec in specs:
+        cols.append(spec.name)
+        if spec.interval:
+            cols += list(spec.interval)
+    return cols + [t for t in TIMINGS if t not in cols]
 
 
-def read_study(study_dir: str | Path) -> dict[str, Any]:
-    """study.json, or a minimal stand-in named after the directory when it is missing/corrupt."""
-    study_dir = Path(study_dir)
-    study, _ = _read_json(study_dir / "study.json")
-    study = study or {}
-    study.setdefault("name", study_dir.name)
-    return study
-
-
-def _read_json(path: Path) -> tuple[dict[str, Any] | None, str]:
-    """Parsed object and "" on success, else None and a one-line problem naming the file."""
-    if not path.exists():
-        return None, f"{path.name} missing"
-    try:
-        obj = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        return None, f"{path.name} unreadable: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
-    if not isinstance(obj, dict):
-        return None, f"{path.name} unreadable: not a JSON object"
-    return obj, ""
-
-
-def read_cell(study: str, dataset: str, seed: int, path: Path) -> Cell:
-    """Read one cell dir; never raises for bad content, it turns it into status "error"."""
-    status, problem = _read_json(path / "status.json")
-    if status is None:
-        status = {"status": "error", "stage": None, "reason": problem}
-    elif status.get("status") not in STATUSES:
-        status = {**status, "status": "error",
-                  "reason": f"status.json: unknown status {status.get('status')!r}"}
-    metrics, m_problem = _read_json(path / "metrics.json")
-    if metrics is None:
-        metrics = {}
-        if status["status"] == "ok":
-            status = {**status, "status": "error", "stage": "evaluate",
-                      "reason": f"status ok but {m_problem}"}
-    status["reason"] = " ".join(str(status.get("reason") or "").split())
-    return Cell(study, dataset, path.name, seed, path, status, metrics)
-
-
-def _ordered(found: set[str], declared: list[str]) -> list[str]:
-    """Declared order first, then anything found on disk that study.json does not list."""
-    head = [d for d in declared if d in found]
-    return head + sorted(found - set(head))
-
-
-def _declared(study: dict[str, Any], key: str) -> set[str] | None:
-    values = study.get(key)
-    return {str(v) for v in values} if isinstance(values, list) and values else None
-
-
-def read_cells(study_dir: str | Path) -> list[Cell]:
-    """All cell directories of a study, in study.json order (dataset, synthesizer, seed).
-
-    A dataset dir is any child holding `seed<k>` dirs; a cell is any non-hidden dir in one.
-    When study.json lists datasets / synthesizers / seeds, only those count: a cell left on
-    disk by an earlier definition of the study (a synthesizer since dropped) is not part of it.
-    """
-    study_dir = Path(study_dir)
-    study = read_study(study_dir)
-    datasets_ok, synths_ok, seeds_ok = (_declared(study, k) for k in ("datasets", "synthesizers", "seeds"))
-    by_key: dict[tuple[str, str, int], Cell] = {}
-    for ds_dir in sorted(p for p in study_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        if ds_dir.name in _NOT_DATASETS or (datasets_ok is not None and ds_dir.name not in datasets_ok):
-            continue
-        for seed_dir in sorted(ds_dir.iterdir()):
-            m = _SEED_DIR.match(seed_dir.name)
-            if not (m and seed_dir.is_dir()):
-                continue
-            if seeds_ok is not None and str(int(m.group(1))) not in seeds_ok:
-                continue
-            for cell_dir in sorted(seed_dir.iterdir()):
-                if not cell_dir.is_dir() or cell_dir.name.startswith("."):
-                    continue
-                if synths_ok is None or cell_dir.name in synths_ok:
-                    cell = read_cell(str(study["name"]), ds_dir.name, int(m.group(1)), cell_dir)
-                    by_key[(cell.dataset, cell.synthesizer, cell.seed)] = cell
-    datasets = _ordered({k[0] for k in by_key}, list(study.get("datasets") or []))
-    synths = _ordered({k[1] for k in by_key}, list(study.get("synthesizers") or []))
-    return sorted(by_key.values(),
-                  key=lambda c: (datasets.index(c.dataset), synths.index(c.synthesizer), c.seed))
-
-
-def _cell_row(cell: Cell) -> dict[str, Any]:
-    st = cell.status
-    row: dict[str, Any] = {
-        "cell_id": cell.cell_id, "dataset": cell.dataset, "synthesizer": cell.synthesizer,
-        "seed": cell.seed, "status": st["status"], "stage": st.get("stage"), "reason": st["reason"],
-        "path": str(cell.path), "holdout_rule": st.get("holdout_rule"),
-        "n_synthetic": st.get("n_synthetic"),
-    }
-    for key in TIMINGS + ("overhead_seconds",):
-        row[key] = _number(st.get(key))
-    identity = set(row) - {"n_synthetic"}
-    for key, value in cell.metrics.items():
-        if isinstance(value, (dict, list)) or key in identity or (key in row and value is None):
-            continue
-        row[key] = value if isinstance(value, (bool, str)) or value is None else _number(value)
-    return row
-
-
-def _number(value: Any) -> float:
-    """Float or NaN: null, bools and junk in a numeric slot all read as 'no number'."""
-    if isinstance(value, bool) or value is None:
-        return math.nan
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return math.nan
-
-
-def collect_cells(study_dir: str | Path) -> pd.DataFrame:
-    """One row per cell dir found, failed and skipped ones included, in study order.
-
-    Columns: cell_id, dataset, synthesizer, seed, status, stage, reason, path, timings and
-    every scalar key of metrics.json (numbers as float, bools/strings as they are).
-    """
-    rows = [_cell_row(c) for c in read_cells(study_dir)]
-    base = ["cell_id", "dataset", "synthesizer", "seed", "status", "stage", "reason", "path"]
-    df = pd.DataFrame(rows, columns=None if rows else base)
-    for col in CORE_METRICS + TIMINGS:
-        if col not in df.columns:
-            df[col] = math.nan
-    return df
-
-
-def metric_columns(cells: pd.DataFrame) -> list[str]:
-    """Numeric metric columns worth a mean over seeds (not seed, counts of rows, or intervals)."""
+def metric_columns(cells: pd.DataFrame, specs: list) -> list[str]:
+    """Columns worth a mean over seeds: the registry metrics, then the other numeric results
+    (reference values such as F1_holdout, timings); never identities, counts of rows or intervals."""
     skip = {"seed", "n_synthetic", "holdout_rule", "overhead_seconds"}
-    cols = []
+    skip |= {c for spec in specs if spec.interval for c in spec.interval}
+    cols = [spec.name for spec in specs if spec.name in cells.columns]
     for col in cells.columns:
-        if col in skip or _NOT_AGGREGATED.search(col):
+        if col in skip or col in cols or col.endswith(("_ci_low", "_ci_high", "_pvalue")):
             continue
         if pd.api.types.is_numeric_dtype(cells[col]) and not pd.api.types.is_bool_dtype(cells[col]):
             cols.append(col)
@@ -222,12 +67,37 @@ def _interval(values: np.ndarray) -> tuple[float, float, float]:
     return mean, mean - half, mean + half
 
 
-def aggregate(cells: pd.DataFrame) -> pd.DataFrame:
+class MixedConfigError(ValueError):
+    """Cells of one dataset x synthesizer were made under different configs: no mean over them."""
+
+
+def check_same_config(cells: pd.DataFrame) -> None:
+    """Raise MixedConfigError, listing the cells, when the cells of a dataset x synthesizer that
+    record a config digest do not all record the same one (their seeds ran different configs)."""
+    if "config_digest" not in cells.columns:
+        return
+    problems = []
+    known = cells[cells["config_digest"].map(lambda v: isinstance(v, str) and bool(v))]
+    for (dataset, synth), group in known.groupby(["dataset", "synthesizer"], sort=False):
+        if group["config_digest"].nunique() > 1:
+            listed = ", ".join(f"seed{s} ({d})" for s, d in zip(group["seed"], group["config_digest"]))
+            problems.append(f"{dataset}/{synth}: {listed}")
+    if problems:
+        raise MixedConfigError(
+            "refusing to average cells made under different configs (config digests differ): "
+            + "; ".join(problems) + ". Run the study again: the workflow recomputes the cells whose config "
+            "differs from the study's")
+
+
+def aggregate(cells: pd.DataFrame, specs: list) -> pd.DataFrame:
     """Per dataset x synthesizer: n_seeds, n_ok, statuses, `<m>_mean/_ci_low/_ci_high`.
 
-    Only ok cells enter the means. See the module docstring for the one-seed convention.
+    Only ok cells enter the means (a pass/fail metric becomes its pass rate). See the module
+    docstring for the one-seed convention.
     """
-    metrics = metric_columns(cells)
+    check_same_config(cells)
+    metrics = metric_columns(cells, specs)
+    own_interval = {spec.name: spec.interval for spec in specs if spec.interval}
     rows = []
     for (dataset, synth), group in cells.groupby(["dataset", "synthesizer"], sort=False):
         ok = group[group["status"] == "ok"]
@@ -237,11 +107,11 @@ def aggregate(cells: pd.DataFrame) -> pd.DataFrame:
             "statuses": ", ".join(f"{counts[s]} {s}" for s in STATUSES if s in counts),
         }
         for m in metrics:
-            values = ok[m].dropna().to_numpy(dtype=float)
+            values = ok[m].map(lambda v: float(v) if isinstance(v, bool) else _number(v)).dropna().to_numpy(dtype=float)
             mean, low, high = _interval(values)
-            if len(values) == 1 and m == "dcr_share" and "dcr_share_ci_low" in ok:
+            if len(values) == 1 and m in own_interval:
                 only = ok[ok[m].notna()].iloc[0]
-                low, high = _number(only.get("dcr_share_ci_low")), _number(only.get("dcr_share_ci_high"))
+                low, high = (_number(only.get(c)) for c in own_interval[m])
             row[f"{m}_mean"], row[f"{m}_ci_low"], row[f"{m}_ci_high"] = mean, low, high
         rows.append(row)
     return pd.DataFrame(rows, columns=None if rows else ["dataset", "synthesizer", "n_seeds", "n_ok"])
@@ -252,43 +122,40 @@ def _fmt(value: Any, digits: int) -> str:
     return "" if math.isnan(v) else f"{v:.{digits}f}"
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|&~])")
+
+
 def _md_text(text: Any) -> str:
-    """Cell text for a markdown table: one line, pipes and HTML neutralised."""
-    return html.escape(" ".join(str(text).split())).replace("|", "\\|")
+    """Cell text for a markdown table: one printable line; markdown and HTML characters
+    backslash-escaped (CommonMark renders them literally), so no HTML entity is ever written."""
+    return _MD_SPECIAL.sub(r"\\\1", clean_line(text, 2000))
 
 
-_MD_COLUMNS = (  # (header, summary metric, decimals)
-    ("F1", "F1", 4), ("F2", "F2", 4), ("F3", "F3", 4),
-    ("F1 ratio", "F1_ratio", 2), ("F2 ratio", "F2_ratio", 2), ("F3 ratio", "F3_ratio", 2),
-    ("dcr_share", "dcr_share", 3), ("DCR to T", "dcr_train_mean", 2),
-    ("DCR to H", "dcr_holdout_mean", 2), ("fit s", "fit_seconds", 1),
-)
-
-LEGEND = (
-    "F1/F2/F3: mean total variation distance between T and S over all 1-, 2- and 3-way "
-    "marginals (lower = closer to T). ratio = F_k(T,S) / F_k(T,H): **1 is ideal**, above 1 "
-    "less faithful than a fresh sample, below 1 suspiciously close to T. dcr_share: share of "
-    "synthetic records closer to T than to H (ties split by n_T/(n_T+n_H)): **0.5 is ideal**, "
-    "above 0.5 means S sits closer to the training records than to unseen ones. DCR to T / to H: "
-    "mean Hamming distance of a synthetic record to its nearest T / H record. Values are means "
-    "over ok seeds; dcr_share shows its 95% interval in brackets."
-)
+def legend(specs: list) -> list[str]:
+    """One markdown line per registry metric: label, which way is better, what it means."""
+    return [f"- **{_md_text(sp.label)}** (`{sp.name}`, {sp.better}): {_md_text(sp.meaning)}" for sp in specs]
 
 
-def render_markdown(study: dict[str, Any], cells: pd.DataFrame, summary: pd.DataFrame) -> str:
-    """leaderboard.md: per dataset a summary table, then every cell that is not ok with its reason."""
-    lines = [f"# Leaderboard: {_md_text(study['name'])}", "", LEGEND, ""]
+def render_markdown(results: StudyResults, summary: pd.DataFrame) -> str:
+    """leaderboard.md: per dataset a table of the headline metrics and timings (every metric is in
+    leaderboard.csv), then every cell that is not ok with its reason, then how to read it."""
+    cells = results.table
+    shown = [(sp.label, sp.name, sp.digits, sp.interval) for sp in results.specs if sp.headline]
+    shown += [(h, c, d, None) for h, c, d in _MD_TIMINGS]
+    lines = [f"# Leaderboard: {_md_text(results.name)}", "",
+             "Means over the ok seeds; a metric with an interval shows it in brackets. "
+             "Every metric of every cell is in leaderboard.csv; how to read them is at the end.", ""]
     for dataset in dict.fromkeys(cells["dataset"]):
         lines += [f"## {_md_text(dataset)}", ""]
-        header = ["synthesizer", "status"] + [h for h, _, _ in _MD_COLUMNS]
+        header = ["synthesizer", "status"] + [_md_text(h) for h, _, _, _ in shown]
         lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         for _, row in summary[summary["dataset"] == dataset].iterrows():
             status = "ok" if row["n_ok"] == row["n_seeds"] else row["statuses"]
             vals = []
-            for _, metric, digits in _MD_COLUMNS:
+            for _, metric, digits, interval in shown:
                 text = _fmt(row.get(f"{metric}_mean"), digits)
-                if metric == "dcr_share" and text and _fmt(row.get("dcr_share_ci_low"), 3):
-                    text += f" [{_fmt(row['dcr_share_ci_low'], 3)}, {_fmt(row['dcr_share_ci_high'], 3)}]"
+                if interval and text and _fmt(row.get(f"{metric}_ci_low"), digits):
+                    text += f" [{_fmt(row[f'{metric}_ci_low'], digits)}, {_fmt(row[f'{metric}_ci_high'], digits)}]"
                 vals.append(text)
             lines.append("| " + " | ".join([_md_text(row["synthesizer"]), _md_text(status)] + vals) + " |")
         failed = cells[(cells["dataset"] == dataset) & (cells["status"] != "ok")]
@@ -302,29 +169,34 @@ def render_markdown(study: dict[str, Any], cells: pd.DataFrame, summary: pd.Data
         lines.append("")
     if cells.empty:
         lines.append("No cells found.")
+    lines += ["## How to read the metrics", "", *legend(results.specs)]
     return "\n".join(lines) + "\n"
 
 
-def leaderboard_table(cells: pd.DataFrame) -> pd.DataFrame:
-    """The leaderboard.csv view of `collect_cells` output (fixed columns, one row per cell)."""
-    out = cells.copy()
-    for col in LEADERBOARD_COLUMNS:
+#: cells_table columns that locate a cell rather than describe its result
+_NOT_RESULTS = ("cell_id", "path", "stage", "config_digest", "overhead_seconds")
+
+
+def leaderboard_table(results: StudyResults) -> pd.DataFrame:
+    """The leaderboard.csv view of the cells, one row per cell: identity, the registry metrics (with
+    their intervals), then every other scalar of metrics.json (reference values such as F1_holdout,
+    dcr_train_mean, row counts) in the order the cells give them, then the timings."""
+    out = results.table.copy()
+    cols = leaderboard_columns(results.specs)
+    for col in cols:
         if col not in out.columns:
             out[col] = math.nan
-    return out[list(LEADERBOARD_COLUMNS)]
+    extra = [c for c in out.columns if c not in cols and c not in _NOT_RESULTS]
+    timings = [c for c in cols if c in TIMINGS]
+    return out[[c for c in cols if c not in TIMINGS] + extra + timings]
 
 
-def write_leaderboard(study_dir: str | Path) -> dict[str, Path]:
-    """Write leaderboard.csv, leaderboard_summary.csv and leaderboard.md atomically into study_dir."""
-    study_dir = Path(study_dir)
-    cells = collect_cells(study_dir)
-    summary = aggregate(cells)
-    paths = {
-        "csv": study_dir / "leaderboard.csv",
-        "summary": study_dir / "leaderboard_summary.csv",
-        "md": study_dir / "leaderboard.md",
-    }
-    write_csv(paths["csv"], leaderboard_table(cells))
+def write_leaderboard(results: StudyResults) -> dict[str, Path]:
+    """Write leaderboard.csv, leaderboard_summary.csv and leaderboard.md atomically; returns the paths."""
+    lay = results.layout
+    summary = aggregate(results.table, results.specs)
+    paths = {"csv": lay.leaderboard_csv, "summary": lay.leaderboard_summary, "md": lay.leaderboard_md}
+    write_csv(paths["csv"], leaderboard_table(results))
     write_csv(paths["summary"], summary)
-    write_text(paths["md"], render_markdown(read_study(study_dir), cells, summary))
+    write_text(paths["md"], render_markdown(results, summary))
     return paths

@@ -1,9 +1,15 @@
-"""report.html: the whole study on one self-contained page (tables + embedded PNGs).
+"""report.html: the whole study on one self-contained page.
 
-The page must travel by e-mail or as an MLflow artifact, so images are inlined as base64
-and there is no script, stylesheet link or font download. Synthesizer names, dataset names
-and failure reasons are user data and may contain markup: every string goes through
-`html.escape` before it reaches the page.
+Sections: the quality-gate verdicts (conf/gates, ANITA D2.2), the leaderboard per dataset
+(headline metrics with intervals, fit / sample / evaluate seconds and peak memory), the study
+figures, every cell in one sortable table, and a drill-down per cell (status and reason, every
+registry metric, its gate verdicts, and its own figures: marginals, DCR histogram, NNDR, ...).
+
+The page must travel by e-mail or as an MLflow artifact: images are inlined as base64, the one
+script (column sorting) and the stylesheet are inline, nothing is fetched. Synthesizer names,
+dataset names and failure reasons are user data and may contain markup: every string goes
+through `html.escape` before it reaches the page, and no user string ever enters the script.
+The figures are the ones `benchmark.plots.make_plots` drew; none is drawn here.
 """
 
 from __future__ import annotations
@@ -17,145 +23,230 @@ from typing import Any
 
 import pandas as pd
 
-from benchmark.io import write_text
-from benchmark.leaderboard import aggregate, collect_cells, read_cells, read_study
+from benchmark.leaderboard import aggregate
+from benchmark.plots import cell_figures, study_figures
+from benchmark.results import StudyResults
+from contracts.io import write_text
 
-STUDY_PLOTS = (
-    ("fidelity.png", ("Fidelity (paper Figure 9): F1, F2, F3 per synthesizer; the orange bar and the dashed "
-     "line are the holdout reference F(T,H). Lower is closer to T, but below the holdout is suspicious.")),
-    ("privacy.png", ("Privacy (paper Figure 10): DCR share with its interval (0.5 ideal) and the mean "
-     "distance of synthetic records to their closest record in T and in H.")),
-    ("tradeoff.png", ("Trade-off (paper Figure 11): fidelity ratio against DCR share; the holdout row at "
-     "ratio 1 and share 0.5 is where a perfect generator would sit.")),
-)
-
-METRIC_HELP = (
-    ("F1, F2, F3", ("Mean total variation distance between the training data T and the synthetic data "
-     "S over all 1-, 2- and 3-way marginals, after discretising with T's quantiles / top categories. "
-     "0 is identical; lower is more faithful.")),
-    ("F_k ratio", ("F_k(T,S) / F_k(T,H), where H is the holdout split: how much further S is from T than "
-     "a fresh sample of the same population. 1 is ideal; above 1 less faithful; below 1 S is closer to "
-     "T than new data would be, a sign of memorisation.")),
-    ("dcr_share", ("Share of synthetic records whose closest record (Hamming distance) is in T rather "
-     "than in H, ties split in proportion n_T/(n_T+n_H). 0.5 is ideal; above 0.5 S sits closer to "
-     "the training records than to unseen ones (privacy risk). The interval is the t-interval over "
-     "seeds, or the Wilson interval of the single cell when only one seed is ok.")),
-    ("DCR to T / to H", ("Mean distance of a synthetic record to its nearest record in T / in H. The two "
-     "should be about equal; DCR to T clearly smaller than DCR to H means S copies T.")),
-    ("status", ("ok, error, timeout, oom or skipped. Cells that are not ok are listed with their reason "
-     "and never enter the means.")),
-)
-
-_CELL_CAPTION = "Histogram of the k-way TVDs: S vs T against the holdout reference H vs T."
+_STATUS_HELP = ("status", ("ok, error, timeout, oom or skipped. Cells that are not ok are listed with their "
+                "reason and never enter the means."))
+_GATES_HELP = ("gates", ("Quality gates after ANITA D2.2 (conf/gates/default.yaml; `holdbench check` applies them "
+                        "and exits non-zero on a failure): pass, FAIL, or n/a when a cell lacks the input."))
 
 _CSS = """
-body{font-family:system-ui,sans-serif;margin:2em;max-width:1400px;color:#222}
-table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:0.85em}
-th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}
-th{background:#f0f0f0;text-align:left}td.text{text-align:left}
+body{font-family:system-ui,sans-serif;margin:1.5em 2em;max-width:1500px;color:#222;line-height:1.35}
+h2{border-bottom:1px solid #ddd;padding-bottom:2px;margin-top:1.6em}
+table{border-collapse:collapse;margin:0.4em 0 1.2em;font-size:0.82em}
+th,td{border:1px solid #ccc;padding:2px 6px;text-align:right;white-space:nowrap}
+th{background:#f0f0f0;text-align:left;white-space:normal;max-width:9em;vertical-align:bottom}
+div.scroll{overflow-x:auto;max-width:100%}
+table.sortable th{cursor:pointer}table.sortable th:after{content:" \\2195";color:#aaa;font-size:0.8em}
+td.text{text-align:left;white-space:normal;max-width:40em}
 tr.fail td{background:#fde2e2}tr.partial td{background:#fff4d6}tr.ref td{background:#fff0e0}
-img{max-width:100%;border:1px solid #eee;margin:0.5em 0}
-dt{font-weight:bold;margin-top:0.5em}figcaption{font-size:0.85em;color:#555}
+span.FAIL{color:#b00;font-weight:bold}span.pass{color:#060}span.na{color:#777}
+img{max-width:100%;border:1px solid #eee;margin:0.3em 0}
+figure{margin:0.6em 0 1.2em}figcaption{font-size:0.85em;color:#555;max-width:70em}
+dt{font-weight:bold;margin-top:0.4em}details{margin:0.2em 0}details>summary{cursor:pointer}
+details.cell{border:1px solid #ddd;border-radius:4px;padding:0.2em 0.6em;margin:0.3em 0}
+details.cell[open]{background:#fafafa}pre{background:#f4f4f4;padding:0.5em;overflow-x:auto;font-size:0.8em}
 """
 
-_SUMMARY_COLS = (  # header, summary metric, decimals
-    ("F1", "F1", 4), ("F2", "F2", 4), ("F3", "F3", 4), ("F1 ratio", "F1_ratio", 2),
-    ("F2 ratio", "F2_ratio", 2), ("F3 ratio", "F3_ratio", 2), ("dcr_share", "dcr_share", 3),
-    ("DCR to T", "dcr_train_mean", 2), ("DCR to H", "dcr_holdout_mean", 2), ("fit s", "fit_seconds", 1),
-)
-_CELL_COLS = (
-    ("F1", "F1", 4), ("F2", "F2", 4), ("F3", "F3", 4), ("F2 ratio", "F2_ratio", 2),
-    ("dcr_share", "dcr_share", 3), ("p (share>0.5)", "dcr_share_pvalue", 3),
-    ("fit s", "fit_seconds", 1), ("sample s", "sample_seconds", 1), ("evaluate s", "evaluate_seconds", 1),
-    ("peak RSS MB", "peak_rss_mb", 0),
-)
+#: sorts any table.sortable by the clicked column (numbers by their data-v value, text as text), and
+#: opens the drill-down a link (#cell-N) points at
+_SCRIPT = """
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  table.querySelectorAll("th").forEach(function (th, col) {
+    th.addEventListener("click", function () {
+      var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+      var asc = th.getAttribute("data-dir") !== "asc";
+      table.querySelectorAll("th").forEach(function (h) { h.removeAttribute("data-dir"); });
+      th.setAttribute("data-dir", asc ? "asc" : "desc");
+      function key(row) {
+        var cell = row.cells[col], v = cell ? cell.getAttribute("data-v") : null;
+        if (v !== null && v !== "") { return [0, parseFloat(v)]; }
+        return [cell && cell.textContent.trim() ? 1 : 2, cell ? cell.textContent.trim().toLowerCase() : ""];
+      }
+      rows.sort(function (a, b) {
+        var x = key(a), y = key(b);
+        if (x[0] !== y[0]) { return x[0] - y[0]; }
+        if (x[1] < y[1]) { return asc ? -1 : 1; }
+        if (x[1] > y[1]) { return asc ? 1 : -1; }
+        return 0;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+});
+function openTarget() {
+  var el = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+  if (el && el.tagName === "DETAILS") { el.open = true; el.scrollIntoView(); }
+}
+window.addEventListener("hashchange", openTarget);
+openTarget();
+"""
+
+_TIMINGS = (("fit s", "fit_seconds", 1), ("sample s", "sample_seconds", 1),
+            ("evaluate s", "evaluate_seconds", 1), ("peak MB fit+sample", "peak_rss_mb", 0),
+            ("peak MB evaluate", "evaluate_peak_rss_mb", 0))
+
+
+def _columns(specs: list) -> list[tuple[str, str, int, tuple | None]]:
+    """(header, metric, digits, interval): the registry's headline metrics, then timings and memory."""
+    return ([(sp.label, sp.name, sp.digits, sp.interval) for sp in specs if sp.headline]
+            + [(h, m, d, None) for h, m, d in _TIMINGS])
 
 
 def _e(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def _num(value: Any, digits: int) -> str:
+def _float(value: Any) -> float:
+    if isinstance(value, bool):
+        return float(value)
     try:
-        v = float(value)
+        return float(value)
     except (TypeError, ValueError):
-        return ""
+        return math.nan
+
+
+def _num(value: Any, digits: int) -> str:
+    v = _float(value)
     return "" if math.isnan(v) else f"{v:.{digits}f}"
 
 
-def _table(headers: Iterable[str], rows: Iterable[tuple[str, list[tuple[str, bool]]]]) -> str:
-    """rows: (css class, [(already-escaped cell html, is_text)])."""
-    out = ["<table><tr>" + "".join(f"<th>{_e(h)}</th>" for h in headers) + "</tr>"]
-    for css, cells in rows:
-        tds = "".join(f'<td class="text">{c}</td>' if is_text else f"<td>{c}</td>" for c, is_text in cells)
-        out.append(f'<tr class="{css}">{tds}</tr>')
-    return "\n".join(out) + "</table>"
+def _td_num(value: Any, digits: int, extra: str = "") -> str:
+    """A numeric cell: shown rounded, sorted by its full value (data-v)."""
+    v = _float(value)
+    if math.isnan(v):
+        return "<td></td>"
+    return f'<td data-v="{v!r}">{_e(f"{v:.{digits}f}" + extra)}</td>'
 
 
-def _summary_html(summary: pd.DataFrame, dataset: str) -> str:
+def _td_text(text: Any, raw_html: str | None = None) -> str:
+    return f'<td class="text">{raw_html if raw_html is not None else _e(text)}</td>'
+
+
+def _table(headers: Iterable[str], rows: Iterable[tuple[str, str]], sortable: bool = True) -> str:
+    """rows: (css class, the row's <td>s as html)."""
+    head = "<thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in headers) + "</tr></thead>"
+    body = "\n".join(f'<tr class="{css}">{tds}</tr>' for css, tds in rows)
+    return (f'<div class="scroll"><table{" class=sortable" if sortable else ""}>{head}<tbody>\n{body}\n'
+            f"</tbody></table></div>")
+
+
+def _verdict_html(verdict: str) -> str:
+    css = {"FAIL": "FAIL", "pass": "pass"}.get(verdict, "na")
+    return f'<span class="{css}">{_e(verdict)}</span>'
+
+
+def _gate_summary(per_cell: pd.DataFrame | None, keys: list[str]) -> str:
+    """'2 pass' / '1 FAIL, 1 pass' over some cells' overall verdicts."""
+    if per_cell is None:
+        return ""
+    sub = per_cell[per_cell["cell_id"].isin(keys) & ~per_cell["reference"].astype(bool)]
+    counts = sub["verdict"].value_counts()
+    return ", ".join(f"{counts[v]} {v}" for v in ("FAIL", "pass", "n/a") if v in counts)
+
+
+def _summary_html(summary: pd.DataFrame, dataset: str, cols: list, cells: pd.DataFrame,
+                  per_cell: pd.DataFrame | None) -> str:
     rows = []
     for _, r in summary[summary["dataset"] == dataset].iterrows():
         css = "fail" if r["n_ok"] == 0 else "partial" if r["n_ok"] < r["n_seeds"] else ""
-        cells = [(_e(r["synthesizer"]), True), (_e(r["statuses"]), True)]
-        for _, metric, digits in _SUMMARY_COLS:
-            text = _num(r.get(f"{metric}_mean"), digits)
+        tds = _td_text(r["synthesizer"]) + _td_text(r["statuses"])
+        for _, metric, digits, interval in cols:
             low, high = _num(r.get(f"{metric}_ci_low"), digits), _num(r.get(f"{metric}_ci_high"), digits)
-            if text and low and metric == "dcr_share":
-                text += f" [{low}, {high}]"
-            cells.append((_e(text), False))
-        rows.append((css, cells))
-    return _table(["synthesizer", "cells"] + [h for h, _, _ in _SUMMARY_COLS], rows)
-
-
-def _cells_html(cells: pd.DataFrame) -> str:
-    rows = []
-    for _, c in cells.iterrows():
-        stage = c.get("stage") if isinstance(c.get("stage"), str) else ""
-        cells_ = [(_e(c["dataset"]), True), (_e(c["synthesizer"]), True), (_e(c["seed"]), False),
-                  (f"<b>{_e(c['status'])}</b>" if c["status"] != "ok" else "ok", True),
-                  (_e(stage), True), (_e(c["reason"]), True)]
-        cells_ += [(_e(_num(c.get(m), d)), False) for _, m, d in _CELL_COLS]
-        rows.append(("fail" if c["status"] != "ok" else "", cells_))
-    headers = ["dataset", "synthesizer", "seed", "status", "stage", "reason"] + [h for h, _, _ in _CELL_COLS]
+            tds += _td_num(r.get(f"{metric}_mean"), digits, f" [{low}, {high}]" if interval and low else "")
+        keys = list(cells.loc[(cells["dataset"] == dataset) & (cells["synthesizer"] == r["synthesizer"]), "cell_id"])
+        if per_cell is not None:
+            tds += _td_text(_gate_summary(per_cell, keys))
+        rows.append((css, tds))
+    headers = ["synthesizer", "cells"] + [h for h, _, _, _ in cols] + (["gates"] if per_cell is not None else [])
     return _table(headers, rows)
+
+
+def _cells_html(cells: pd.DataFrame, cols: list, per_cell: pd.DataFrame | None) -> str:
+    verdict = {} if per_cell is None else dict(zip(per_cell["cell_id"], per_cell["verdict"]))
+    rows = []
+    for i, (_, c) in enumerate(cells.iterrows()):
+        stage = c.get("stage") if isinstance(c.get("stage"), str) else ""
+        status = f"<b>{_e(c['status'])}</b>" if c["status"] != "ok" else "ok"
+        tds = (_td_text(None, f'<a href="#cell-{i}">{_e(c["dataset"])}</a>') + _td_text(c["synthesizer"])
+               + _td_num(c["seed"], 0) + _td_text(None, status) + _td_text(stage) + _td_text(c["reason"]))
+        tds += "".join(_td_num(c.get(m), d) for _, m, d, _ in cols)
+        if per_cell is not None:
+            tds += _td_text(None, _verdict_html(verdict.get(c["cell_id"], "n/a")))
+        rows.append(("fail" if c["status"] != "ok" else "", tds))
+    headers = ["dataset", "synthesizer", "seed", "status", "stage", "reason"] + [h for h, _, _, _ in cols]
+    return _table(headers + (["gates"] if per_cell is not None else []), rows)
 
 
 def _img(path: Path, caption: str) -> str:
     data = base64.b64encode(path.read_bytes()).decode("ascii")
-    return (f'<figure><img src="data:image/png;base64,{data}" alt="{_e(path.name)}">'
+    return (f'<figure><img src="data:image/png;base64,{data}" alt="{_e(path.name)}" loading="lazy">'
             f"<figcaption>{_e(caption)}</figcaption></figure>")
 
 
-def _ensure_plots(study_dir: Path) -> None:
-    """Draw the figures only when the study plots are missing (make_plots is the slow part)."""
-    if not all((study_dir / "plots" / name).exists() for name, _ in STUDY_PLOTS):
-        from benchmark.plots import make_plots
+def _metrics_html(cell, specs: list) -> str:
+    rows = []
+    for sp in specs:
+        value = cell.metrics.get(sp.name)
+        if value is None and not any(k in cell.metrics for k in (sp.interval or ())):
+            continue
+        text = sp.format(_float(value) if not isinstance(value, bool) else value)
+        if sp.interval and cell.metrics.get(sp.interval[0]) is not None:
+            text += f" [{_num(cell.metrics.get(sp.interval[0]), sp.digits)}, " \
+                    f"{_num(cell.metrics.get(sp.interval[1]), sp.digits)}]"
+        rows.append(("", _td_text(sp.group) + _td_text(sp.label) + f"<td>{_e(text)}</td>" + _td_text(sp.better)))
+    if not rows:
+        return "<p>No metrics.</p>"
+    return _table(["group", "metric", "value", "direction"], rows, sortable=False)
 
-        make_plots(study_dir)
+
+def _cell_gates_html(table: pd.DataFrame) -> str:
+    rows = []
+    for _, r in table.iterrows():
+        rows.append(("fail" if r["verdict"] == "FAIL" else "",
+                     _td_text(r["target"]) + _td_num(r["value"], 4) + _td_text(r["threshold"])
+                     + _td_text(None, _verdict_html(r["verdict"])) + _td_text(r["detail"])))
+    return _table(["target", "value", "threshold", "verdict", "detail"], rows, sortable=False)
 
 
-def _figures_html(study_dir: Path) -> str:
-    plot_dir = study_dir / "plots"
-    parts = [_img(plot_dir / name, caption) for name, caption in STUDY_PLOTS if (plot_dir / name).exists()]
-    for path in sorted(plot_dir.glob("drilldown_*.png")):
-        parts.append(_img(path, f"Marginal drill-down ({path.stem.removeprefix('drilldown_')}): share of "
-                                "records per bucket in T, H and S (paper Figures 6-8)."))
-    return "\n".join(parts) or "<p>No figures found.</p>"
-
-
-def _cell_figures_html(study_dir: Path) -> str:
+def _drilldown_html(results: StudyResults, verdict_table: pd.DataFrame | None, per_cell) -> str:
     parts = []
-    for cell in read_cells(study_dir):
-        png = cell.path / "marginals.png"
-        if cell.ok and png.exists():
-            parts.append(f"<details><summary>{_e(cell.cell_id)}</summary>"
-                         f"{_img(png, _CELL_CAPTION)}</details>")
+    timing = [(h, m, d) for h, m, d in _TIMINGS] + [("wall s", "wall_seconds", 1)]
+    for i, cell in enumerate(results.cells):
+        st = cell.status
+        state = st.get("status", "error")
+        verdict = ""
+        if per_cell is not None:
+            match = per_cell[per_cell["cell_id"] == cell.cell_id]
+            if len(match):
+                verdict = " · gates " + _verdict_html(match.iloc[0]["verdict"])
+        state_html = f"<b>{_e(state)}</b>" if state != "ok" else "ok"
+        body = [f"<p>Status: {state_html}"
+                + (f" at {_e(st.get('stage'))}" if st.get("stage") else "")
+                + (f" — {_e(st.get('reason'))}" if st.get("reason") else "") + "</p>"]
+        times = ", ".join(f"{h} {_num(st.get(m), d)}" for h, m, d in timing if _num(st.get(m), d))
+        if times:
+            body.append(f"<p>{_e(times)}</p>")
+        if st.get("traceback_tail"):
+            body.append(f"<pre>{_e(st['traceback_tail'])}</pre>")
+        if verdict_table is not None:
+            sub = verdict_table[verdict_table["cell_id"] == cell.cell_id]
+            if len(sub):
+                body.append(_cell_gates_html(sub))
+        if cell.ok:
+            body.append(_metrics_html(cell, results.specs))
+            body += [_img(path, caption) for path, caption in cell_figures(results, cell)]
+        parts.append(f'<details class="cell" id="cell-{i}"><summary>{_e(cell.cell_id)} · {state_html}{verdict}'
+                     f"</summary>{''.join(body)}</details>")
     return "\n".join(parts)
 
 
-def _provenance(study_dir: Path) -> str:
+def _provenance(results: StudyResults) -> str:
     """Versions and git commit of the first cell that recorded them."""
-    for cell in read_cells(study_dir):
+    for cell in results.cells:
         versions = cell.status.get("versions")
         if isinstance(versions, dict) and versions:
             items = ", ".join(f"{_e(k)} {_e(v)}" for k, v in sorted(versions.items()))
@@ -163,12 +254,57 @@ def _provenance(study_dir: Path) -> str:
     return ""
 
 
-def render_report(study_dir: str | Path) -> str:
-    """The report page as a string (no files written besides missing plots)."""
-    study_dir = Path(study_dir)
-    study = read_study(study_dir)
-    cells = collect_cells(study_dir)
-    summary = aggregate(cells)
+def default_verdicts(results: StudyResults) -> tuple[pd.DataFrame | None, str]:
+    """The verdicts of conf/gates/default.yaml, or (None, why not) when they do not apply."""
+    from benchmark.gates import load_gates, verdicts
+
+    try:
+        gates = load_gates("default")
+        return verdicts(results, gates), gates.source
+    except ValueError as exc:
+        return None, str(exc)
+
+
+def _gates_html(table: pd.DataFrame | None, source: str, per_cell) -> str:
+    if table is None:
+        return f"<p>Quality gates not applied: {_e(source)}</p>"
+    counts = per_cell[~per_cell["reference"].astype(bool)]["verdict"].value_counts()
+    line = ", ".join(f"{counts.get(v, 0)} {v}" for v in ("pass", "FAIL", "n/a"))
+    out = [(f"<p>Gates <code>{_e(_shown_path(source))}</code> on every cell (the holdout reference row is not "
+           f"judged): {_e(line)}. Each cell's drill-down lists every target with its value, threshold and "
+           f"test; <code>holdbench check</code> applies the same gates in a pipeline (exit 1 on a failure).</p>")]
+    failed = per_cell[per_cell["verdict"] == "FAIL"]
+    if len(failed):
+        index = {c: i for i, c in enumerate(table["cell_id"].drop_duplicates())}
+        rows = [("fail", _td_text(None, f'<a href="#cell-{index[r["cell_id"]]}">{_e(r["cell_id"])}</a>')
+                 + _td_text(r["failed"])) for _, r in failed.iterrows()]
+        out.append(_table(["cell that fails", "failed targets"], rows))
+    return "\n".join(out)
+
+
+def _shown_path(source: str) -> str:
+    """A gates file relative to the repository when it lives there."""
+    from benchmark.config import REPO_ROOT
+
+    try:
+        return str(Path(source).resolve().relative_to(REPO_ROOT))
+    except ValueError:
+        return source
+
+
+def render_report(results: StudyResults, verdicts: pd.DataFrame | None = None, gates_source: str = "") -> str:
+    """The report page as a string. `verdicts` is a `benchmark.gates.verdicts` table; by default the
+    gates of conf/gates/default.yaml are applied. It embeds the figures make_plots drew."""
+    from benchmark.gates import cell_verdicts
+
+    study, cells = results.study, results.table
+    summary = aggregate(cells, results.specs)
+    cols = _columns(results.specs)
+    if verdicts is None:
+        verdicts, gates_source = default_verdicts(results)
+    per_cell = cell_verdicts(verdicts) if verdicts is not None else None
+    help_items = [(f"{sp.label} ({sp.name})", f"{sp.meaning} Better: {sp.better}.") for sp in results.specs]
+    help_items += [_STATUS_HELP, _GATES_HELP]
     n_ok = int((cells["status"] == "ok").sum()) if len(cells) else 0
     name = _e(study["name"])
     listed = {k: _e(", ".join(map(str, study.get(k) or []))) for k in ("datasets", "synthesizers", "seeds")}
@@ -178,26 +314,30 @@ def render_report(study_dir: str | Path) -> str:
         f"<h1>holdbench study: {name}</h1>",
         (f"<p>{len(cells)} cells, {n_ok} ok, {len(cells) - n_ok} not ok. Datasets: {listed['datasets']}. "
          f"Synthesizers: {listed['synthesizers']}. Seeds: {listed['seeds']}. Synthetic records per cell: "
-         f"{_e(study.get('n_synthetic', 'n/a'))}.</p>"),
-        "<h2>How to read the numbers</h2><dl>"
-        + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in METRIC_HELP) + "</dl>",
-        "<h2>Leaderboard (mean over ok seeds)</h2>",
+         f"{_e(study.get('n_synthetic', 'n/a'))}. Click a column header to sort a table; click a cell in "
+         f"<a href=\"#cells\">All cells</a> to open its drill-down.</p>"),
+        "<details><summary><b>How to read the numbers</b></summary><dl>"
+        + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in help_items) + "</dl></details>",
     ]
+    parts.append("<h2>Leaderboard (mean over ok seeds)</h2>")
     for dataset in dict.fromkeys(cells["dataset"]) if len(cells) else []:
-        parts += [f"<h3>{_e(dataset)}</h3>", _summary_html(summary, dataset)]
-    parts += ["<h2>All cells</h2>", _cells_html(cells) if len(cells) else "<p>No cells found.</p>"]
+        parts += [f"<h3>{_e(dataset)}</h3>", _summary_html(summary, dataset, cols, cells, per_cell)]
     if len(cells):
-        _ensure_plots(study_dir)
-        parts += ["<h2>Figures</h2>", _figures_html(study_dir)]
-        cell_figs = _cell_figures_html(study_dir)
-        if cell_figs:
-            parts += ["<h2>Per-cell marginal TVDs</h2>", cell_figs]
-    parts += [_provenance(study_dir), "</body></html>\n"]
+        parts += ["<h2>Quality gates</h2>", _gates_html(verdicts, gates_source, per_cell)]
+    if len(cells):
+        figures = study_figures(results)
+        parts += ["<h2>Figures</h2>",
+                  "\n".join(_img(p, c) for p, c in figures) if figures else "<p>No figures found.</p>"]
+    parts += ['<h2 id="cells">All cells</h2>',
+              _cells_html(cells, cols, per_cell) if len(cells) else "<p>No cells found.</p>"]
+    if len(cells):
+        parts += ["<h2>Cell drill-down</h2>", _drilldown_html(results, verdicts, per_cell)]
+    parts += [_provenance(results), f"<script>{_SCRIPT}</script>", "</body></html>\n"]
     return "\n".join(parts)
 
 
-def write_report(study_dir: str | Path) -> Path:
-    """Write `<study_dir>/report.html` atomically; draws the plots first if they are missing."""
-    path = Path(study_dir) / "report.html"
-    write_text(path, render_report(study_dir))
+def write_report(results: StudyResults, verdicts: pd.DataFrame | None = None, gates_source: str = "") -> Path:
+    """Write the study's report.html atomically (after make_plots, whose figures it embeds)."""
+    path = results.layout.report
+    write_text(path, render_report(results, verdicts, gates_source))
     return path

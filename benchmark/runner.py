@@ -1,4 +1,4 @@
-"""The jobs Snakemake runs: `python -m benchmark.runner {split,generate,evaluate,collect,track}`.
+"""The jobs Snakemake runs: `python -m benchmark.runner {split,generate,evaluate_shard,evaluate,collect,track}`.
 
 generate and evaluate supervise an isolated child (benchmark.isolation) and ALWAYS
 write their outputs, so one failed cell never stops the others and the leaderboard
@@ -16,18 +16,20 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from benchmark.io import write_json, write_text
-from benchmark.isolation import failure, run_isolated
+from benchmark.isolation import Interrupted, cell_attempt, failure, run_isolated
+from benchmark.layout import (
+    GENERATE_JSON,
+    MARGINALS,
+    METRICS_JSON,
+    STATUS_JSON,
+    SYNTHETIC,
+    StudyLayout,
+    cell_id,
+)
+from benchmark.workflow.cellconfig import cell_config, digest, file_problem, file_record
+from contracts.io import clean_line, write_json, write_text
 
 VERSIONED = ("holdbench", "sdv", "torch", "pandas", "numpy", "scikit-learn", "snakemake", "mlflow")
-
-
-def cell_dir(study_dir: Path, dataset: str, seed: int, synth: str) -> Path:
-    return study_dir / dataset / f"seed{seed}" / synth
-
-
-def split_dir(study_dir: Path, dataset: str, seed: int) -> Path:
-    return study_dir / dataset / f"seed{seed}"
 
 
 def _load(path: Path) -> dict:
@@ -54,12 +56,13 @@ def git_commit() -> str | None:
 
 
 def do_split(study_dir: Path, dataset: str, seed: int) -> None:
-    """Write train/holdout parquet and schema.json for one (dataset, seed)."""
+    """Write train/holdout parquet and schema.json (with the two files' checksums) for one (dataset, seed)."""
     from benchmark.data import dataset_schema, load_dataset
-    from benchmark.io import write_parquet
     from benchmark.split import provided_split, random_split
+    from contracts.io import write_parquet
 
-    study = _load(study_dir / ".config" / f"split-{dataset}.json")
+    lay = StudyLayout(study_dir)
+    study = _load(lay.split_config(dataset))
     schema = dataset_schema(dataset)
     if study["split"] == "provided":
         files = {k: v.format(dataset=dataset) for k, v in study["split_files"].items()}
@@ -68,113 +71,243 @@ def do_split(study_dir: Path, dataset: str, seed: int) -> None:
     else:
         train, holdout = random_split(load_dataset(dataset), seed)
         how = f"random 50/50 split, seed {seed}"
-    out = split_dir(study_dir, dataset, seed)
-    write_parquet(out / "train.parquet", train)
-    write_parquet(out / "holdout.parquet", holdout)
-    write_json(out / "schema.json", schema.to_dict())
+    write_parquet(lay.train(dataset, seed), train)
+    write_parquet(lay.holdout(dataset, seed), holdout)
+    record = schema.to_dict()
+    record["files"] = {p.name: file_record(p) for p in (lay.train(dataset, seed), lay.holdout(dataset, seed))}
+    write_json(lay.schema(dataset, seed), record)
     print(f"[holdbench] split {dataset}/seed{seed}: {how}; T {len(train):,} rows, H {len(holdout):,} rows")
 
 
+def _limits(lay: StudyLayout) -> dict:
+    run = _load(lay.run_config)
+    return {"timeout_seconds": run["timeout_seconds"], "memory_gb": run["memory_gb"]}
+
+
 def do_generate(study_dir: Path, dataset: str, seed: int, synth: str) -> None:
-    """Fit and sample in an isolated child; always writes generate.json."""
+    """Fit and sample in an isolated child; always writes generate.json (unless the run was killed).
+
+    The child writes into the attempt's private scratch dir; synthetic.parquet is moved into the
+    cell, and generate.json (with its checksum, the config digest and the limits) written last.
+    """
     t0 = time.perf_counter()
-    run = _load(study_dir / ".config" / "run.json")
-    snap = _load(study_dir / ".config" / f"synth-{synth}.json")
+    lay = StudyLayout(study_dir)
+    limits = _limits(lay)
+    snap = _load(lay.synth_config(synth))
+    split = _load(lay.split_config(dataset))
     cfg = snap["config"]
-    sdir, cdir = split_dir(study_dir, dataset, seed), cell_dir(study_dir, dataset, seed, synth)
-    synthetic = cdir / "synthetic.parquet"
-    synthetic.unlink(missing_ok=True)
-    payload = {
-        "dataset": dataset, "seed": seed, "synthesizer": synth, "config": cfg,
-        "n_synthetic": snap["n_synthetic"], "schema": str(sdir / "schema.json"),
-        "train": str(sdir / "train.parquet"), "holdout": str(sdir / "holdout.parquet"),
-        "synthetic": str(synthetic),
-    }
-    result = run_isolated("generate", payload, cdir, run["timeout_seconds"], run["memory_gb"], threads=1)
-    if result["status"] == "ok" and not synthetic.exists():
-        result = failure("error", "generate reported ok but wrote no synthetic.parquet")
-    result.update(
-        stage="generate", config=cfg, versions=versions(), git_commit=git_commit(),
-        job_wall_seconds=round(time.perf_counter() - t0, 3),
-    )
-    write_json(cdir / "generate.json", result)
+    cdir = lay.cell_dir(dataset, seed, synth)
+    final = cdir / SYNTHETIC
+    with cell_attempt(cdir) as attempt:
+        scratch = attempt.scratch / SYNTHETIC
+        payload = {
+            "dataset": dataset, "seed": seed, "synthesizer": synth, "config": cfg,
+            "n_synthetic": snap["n_synthetic"], "schema": str(lay.schema(dataset, seed)),
+            "train": str(lay.train(dataset, seed)), "holdout": str(lay.holdout(dataset, seed)),
+            "synthetic": str(scratch), "cell_dir": str(attempt.scratch),
+        }
+        result = run_isolated("generate", payload, attempt, limits["timeout_seconds"], limits["memory_gb"],
+                              threads=1)
+        if result["status"] == "ok" and not scratch.exists():
+            result = failure("error", f"generate reported ok but wrote no {SYNTHETIC}")
+        if result["status"] == "ok":
+            os.replace(scratch, final)
+            result["outputs"] = {SYNTHETIC: file_record(final)}
+        else:
+            final.unlink(missing_ok=True)
+        result.update(
+            stage="generate", config=cfg, generate_digest=digest(cell_config(split, snap)), limits=limits,
+            versions=versions(), git_commit=git_commit(), job_wall_seconds=round(time.perf_counter() - t0, 3),
+        )
+        write_json(cdir / GENERATE_JSON, result)
     if result["status"] != "ok":
         print(f"[holdbench] {dataset}/seed{seed}/{synth}: generate {result['status']}: {result['reason']}",
               file=sys.stderr)
 
 
-def do_evaluate(study_dir: Path, dataset: str, seed: int, synth: str) -> None:
-    """Evaluate an ok cell in an isolated child; always writes metrics.json, marginals.csv, status.json."""
+def do_evaluate(study_dir: Path, dataset: str, seed: int, synth: str, shards: int = 1) -> None:
+    """Evaluate an ok cell in an isolated child; always writes metrics.json, marginals.csv, status.json
+    (status.json last: it records the checksums of the others and the cell's full resolved config).
+    With shards > 1 the shardable families merge the evaluate_shard jobs' partial results."""
     t0 = time.perf_counter()
-    run = _load(study_dir / ".config" / "run.json")
-    sdir, cdir = split_dir(study_dir, dataset, seed), cell_dir(study_dir, dataset, seed, synth)
-    gen = _load(cdir / "generate.json")
-    metrics: dict = {}
-    ev: dict = {}
-    marginals = cdir / "marginals.csv"
-    if gen["status"] == "ok":
-        payload = {
-            "schema": str(sdir / "schema.json"), "train": str(sdir / "train.parquet"),
-            "holdout": str(sdir / "holdout.parquet"), "synthetic": str(cdir / "synthetic.parquet"),
-            "marginals": str(marginals), "holdout_rule": gen.get("holdout_rule", False),
-            "metrics": _load(study_dir / ".config" / "metrics.json"),
+    lay = StudyLayout(study_dir)
+    limits = _limits(lay)
+    run = _load(lay.run_config)
+    cdir = lay.cell_dir(dataset, seed, synth)
+    metrics_cfg = _load(lay.metrics_config)
+    config = cell_config(_load(lay.split_config(dataset)), _load(lay.synth_config(synth)), metrics_cfg)
+    with cell_attempt(cdir) as attempt:
+        gen = _load(cdir / GENERATE_JSON)
+        metrics: dict = {}
+        ev: dict = {}
+        synthetic_record = (gen.get("outputs") or {}).get(SYNTHETIC)
+        if gen["status"] == "ok":
+            bad = file_problem(cdir / SYNTHETIC, synthetic_record)
+            shard_files = lay.shard_files(dataset, seed, synth, shards)
+            bad = f"{bad}; rerun the study to regenerate it" if bad else _shard_problem(shard_files)
+            if bad:
+                ev = failure("error", bad)
+            else:
+                payload = {
+                    "schema": str(lay.schema(dataset, seed)), "train": str(lay.train(dataset, seed)),
+                    "holdout": str(lay.holdout(dataset, seed)), "synthetic": str(cdir / SYNTHETIC),
+                    "cell_dir": str(attempt.scratch), "holdout_rule": gen.get("holdout_rule", False),
+                    "metrics": _with_partials(metrics_cfg, shard_files),
+                }
+                ev = run_isolated("evaluate", payload, attempt, limits["timeout_seconds"], limits["memory_gb"],
+                                  threads=None)
+                metrics = ev.pop("metrics", {}) if ev["status"] == "ok" else {}
+                if ev["status"] == "ok" and not metrics:
+                    ev = failure("error", "the evaluation returned no metrics")
+        headline = ev.pop("headline", [])
+        # timings vary run to run: they go to status.json, so metrics.json is reproducible to the byte
+        timings = {k: metrics.pop(k) for k in list(metrics) if k.startswith("seconds_")}
+        outputs = _place_artifacts(attempt.scratch, cdir, keep=bool(metrics))
+        write_json(cdir / METRICS_JSON, metrics)
+        outputs[METRICS_JSON] = file_record(cdir / METRICS_JSON)
+        if synthetic_record:
+            outputs[SYNTHETIC] = synthetic_record
+        # the stage that decided the cell's fate: generation if it failed, else the evaluation
+        final, stage = (gen, "generate") if gen["status"] != "ok" else (ev, "evaluate")
+        wall = gen.get("job_wall_seconds", 0) + (time.perf_counter() - t0)
+        # the harness's own overhead: all but loading the synthesizer's library, fit, sample, evaluate
+        spent = sum(x or 0 for x in (gen.get("load_seconds"), gen.get("fit_seconds"), gen.get("sample_seconds"),
+                                     ev.get("evaluate_seconds")))
+        status = {
+            "cell_id": cell_id(run["name"], dataset, seed, synth), "study": run["name"],
+            "dataset": dataset, "synthesizer": synth, "seed": seed,
+            "status": final["status"], "stage": None if final["status"] == "ok" else stage,
+            "reason": clean_line(final.get("reason", "")), "traceback_tail": final.get("traceback_tail", ""),
+            "load_seconds": gen.get("load_seconds"), "fit_seconds": gen.get("fit_seconds"),
+            "sample_seconds": gen.get("sample_seconds"),
+            "evaluate_seconds": ev.get("evaluate_seconds"), "metric_seconds": timings, "wall_seconds": round(wall, 3),
+            "overhead_seconds": round(wall - spent, 3), "peak_rss_mb": gen.get("peak_rss_mb"),
+            "evaluate_peak_rss_mb": ev.get("peak_rss_mb"), "n_synthetic": gen.get("n_synthetic"),
+            "holdout_rule": gen.get("holdout_rule", False), "config": config, "config_digest": digest(config),
+            "limits": limits, "generate_limits": gen.get("limits"), "values": gen.get("values"),
+            "mixed_types": gen.get("mixed_types") or {}, "read_as_missing": gen.get("read_as_missing") or {},
+            "outputs": outputs, "versions": gen.get("versions"), "git_commit": gen.get("git_commit"),
         }
-        ev = run_isolated("evaluate", payload, cdir, run["timeout_seconds"], run["memory_gb"],
-                          threads=None)
-        metrics = ev.pop("metrics", {}) if ev["status"] == "ok" else {}
-    # timings vary run to run: they go to status.json, so metrics.json is reproducible to the byte
-    timings = {k: metrics.pop(k) for k in list(metrics) if k.startswith("seconds_")}
-    if not metrics or not marginals.exists():
-        write_text(marginals, "columns,k,tvd_synthetic,tvd_holdout\n")
-    write_json(cdir / "metrics.json", metrics)
-    # the stage that decided the cell's fate: generation if it failed, else the evaluation
-    final, stage = (gen, "generate") if gen["status"] != "ok" else (ev, "evaluate")
-    wall = gen.get("job_wall_seconds", 0) + (time.perf_counter() - t0)
-    # the harness's own overhead: all but loading the synthesizer's library, fit, sample, evaluate
-    spent = sum(x or 0 for x in (gen.get("load_seconds"), gen.get("fit_seconds"), gen.get("sample_seconds"),
-                                 ev.get("evaluate_seconds")))
-    status = {
-        "cell_id": f"{run['name']}/{dataset}/seed{seed}/{synth}", "study": run["name"],
-        "dataset": dataset, "synthesizer": synth, "seed": seed,
-        "status": final["status"], "stage": None if final["status"] == "ok" else stage,
-        "reason": final.get("reason", ""), "traceback_tail": final.get("traceback_tail", ""),
-        "load_seconds": gen.get("load_seconds"), "fit_seconds": gen.get("fit_seconds"),
-        "sample_seconds": gen.get("sample_seconds"),
-        "evaluate_seconds": ev.get("evaluate_seconds"), "metric_seconds": timings, "wall_seconds": round(wall, 3),
-        "overhead_seconds": round(wall - spent, 3), "peak_rss_mb": gen.get("peak_rss_mb"),
-        "evaluate_peak_rss_mb": ev.get("peak_rss_mb"), "n_synthetic": gen.get("n_synthetic"),
-        "holdout_rule": gen.get("holdout_rule", False), "config": gen.get("config"),
-        "versions": gen.get("versions"), "git_commit": gen.get("git_commit"),
-    }
-    write_json(cdir / "status.json", status)
-    print(summary_line(status, metrics), flush=True)
+        write_json(cdir / STATUS_JSON, status)
+    print(summary_line(status, metrics, headline), flush=True)
 
 
-def summary_line(status: dict, metrics: dict) -> str:
+def _with_partials(metrics_cfg: dict, shard_files: list[Path]) -> dict:
+    """The metrics config with every shardable family told to merge the shards' partial results."""
+    if not shard_files:
+        return metrics_cfg
+    from benchmark.config import PARTIALS_KEY, metric_family_classes
+
+    families = dict(metrics_cfg["families"])
+    for name, cls in metric_family_classes(metrics_cfg).items():
+        if cls.shardable:
+            families[name] = {**families[name], PARTIALS_KEY: [str(f) for f in shard_files]}
+    return {**metrics_cfg, "families": families}
+
+
+_SHARD_FAILED = "_failed"
+
+
+def _shard_problem(shard_files: list[Path]) -> str | None:
+    """Why a shard's partial results cannot be merged (the shard job failed, the file is gone), or None."""
+    import numpy as np
+
+    for i, path in enumerate(shard_files):
+        try:
+            with np.load(path, allow_pickle=False) as npz:
+                if _SHARD_FAILED in npz.files:
+                    return f"evaluate shard {i} of {len(shard_files)}: {npz[_SHARD_FAILED].item()}"
+        except (OSError, ValueError) as exc:
+            return f"evaluate shard {i} of {len(shard_files)}: cannot read {path.name}: {clean_line(str(exc))}"
+    return None
+
+
+def do_evaluate_shard(study_dir: Path, dataset: str, seed: int, synth: str, shard: int, of: int) -> None:
+    """Partial results of shard `shard` of `of` of every shardable family of an ok cell, in one .npz
+    (keys `<family>.<array>`); always written: a failure is recorded in it (key `_failed`) for the
+    cell's evaluate job to report. Nothing to compute (generation failed): an empty file."""
+    import numpy as np
+
+    t0 = time.perf_counter()
+    lay = StudyLayout(study_dir)
+    cdir = lay.cell_dir(dataset, seed, synth)
+    gen = _load(cdir / GENERATE_JSON)
+    arrays: dict = {}
+    if gen["status"] == "ok" and not file_problem(cdir / SYNTHETIC, (gen.get("outputs") or {}).get(SYNTHETIC)):
+        try:
+            arrays = _shard_arrays(lay, dataset, seed, cdir, gen, shard, of)
+        except Exception as exc:  # noqa: BLE001 - recorded for the cell, like the evaluate child's failures
+            arrays = {_SHARD_FAILED: np.array(clean_line(f"{type(exc).__name__}: {exc}"))}
+    out = lay.shard_file(dataset, seed, synth, shard, of)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    with open(tmp, "wb") as fh:
+        np.savez(fh, **arrays)
+    os.replace(tmp, out)
+    print(f"[holdbench] {dataset}/seed{seed}/{synth}: evaluate shard {shard} of {of} "
+          f"{'failed: ' + str(arrays[_SHARD_FAILED]) if _SHARD_FAILED in arrays else 'done'} "
+          f"in {time.perf_counter() - t0:.1f}s", flush=True)
+
+
+def _shard_arrays(lay: StudyLayout, dataset: str, seed: int, cdir: Path, gen: dict, shard: int, of: int) -> dict:
+    """The cell's inputs read as the evaluate child reads them (benchmark.stages.evaluate), then the
+    shardable families' partials."""
+    import pandas as pd
+
+    from benchmark.config import build_metric_families
+    from contracts.schema import Schema
+    from metrics.evaluate import evaluate_shard
+
+    schema = Schema.from_dict(_load(lay.schema(dataset, seed)))
+    opts = _load(lay.metrics_config)
+    parts = evaluate_shard(
+        pd.read_parquet(lay.train(dataset, seed)), pd.read_parquet(lay.holdout(dataset, seed)),
+        pd.read_parquet(cdir / SYNTHETIC), schema.kinds, families=build_metric_families(opts), shard=shard, of=of,
+        holdout_row=bool(gen.get("holdout_rule")), n_jobs=int(opts.get("n_jobs", 1)), seed=int(opts.get("seed", 0)),
+        target=schema.target, sensitive=schema.sensitive, quasi_identifiers=schema.quasi_identifiers,
+    )
+    return {f"{family}.{key}": value for family, arrays in parts.items() for key, value in arrays.items()}
+
+
+def _place_artifacts(scratch: Path, cdir: Path, keep: bool) -> dict:
+    """Move the artifact tables the evaluation wrote into the cell (replacing the old ones, removing
+    stale ones); returns {file: record}. Without metrics, marginals.csv is a header only."""
+    made = {p.name: p for p in scratch.glob("*.csv")} if keep else {}
+    for old in cdir.glob("*.csv"):
+        if old.name not in made:
+            old.unlink(missing_ok=True)
+    for name, path in made.items():
+        os.replace(path, cdir / name)
+    if MARGINALS not in made:
+        write_text(cdir / MARGINALS, "columns,k,tvd_synthetic,tvd_holdout\n")
+    return {p.name: file_record(p) for p in sorted(cdir.glob("*.csv"))}
+
+
+def summary_line(status: dict, metrics: dict, headline: list) -> str:
+    """One line per cell for the job log; `headline` is [(name, label, digits)] of the registry's
+    headline metrics, as the evaluation child reported them."""
     head = f"[holdbench] {status['dataset']}/seed{status['seed']}/{status['synthesizer']}: {status['status']}"
     if status["status"] != "ok":
         return f"{head} ({status['stage']}): {status['reason']}"
-
-    def f(key: str, fmt: str = ".2f") -> str:
-        v = metrics.get(key)
-        return "n/a" if v is None else format(v, fmt)
-
+    shown = []
+    for name, label, digits in headline:
+        v = metrics.get(name)
+        shown.append(f"{label} {'n/a' if v is None else format(v, f'.{digits}f')}")
     return (f"{head}  fit {status['fit_seconds']:.1f}s sample {status['sample_seconds']:.1f}s "
-            f"eval {status['evaluate_seconds']:.1f}s | ratio F1/F2/F3 {f('F1_ratio')}/{f('F2_ratio')}/"
-            f"{f('F3_ratio')} | dcr_share {f('dcr_share', '.3f')} "
-            f"[{f('dcr_share_ci_low', '.3f')}, {f('dcr_share_ci_high', '.3f')}]")
+            f"eval {status['evaluate_seconds']:.1f}s | " + " | ".join(shown))
 
 
 def do_collect(study_dir: Path, n_jobs: int = 1) -> None:
     from benchmark.leaderboard import write_leaderboard
     from benchmark.plots import make_plots
     from benchmark.report import write_report
+    from benchmark.results import load_results
 
-    written = write_leaderboard(study_dir)
-    plots = make_plots(study_dir, n_jobs=n_jobs)
-    report = write_report(study_dir)
-    print(f"[holdbench] leaderboard: {written.get('csv', study_dir / 'leaderboard.csv')}; "
-          f"{len(plots)} plots; report: {report}")
+    results = load_results(study_dir)
+    written = write_leaderboard(results)
+    plots = make_plots(results, n_jobs=n_jobs)
+    report = write_report(results)
+    print(f"[holdbench] leaderboard: {written['csv']}; {len(plots)} plots; report: {report}")
 
 
 def do_track(study_dir: Path, uri: str, out: Path) -> int:
@@ -195,9 +328,21 @@ def do_track(study_dir: Path, uri: str, out: Path) -> int:
     return 0
 
 
+def _stop_on_signals() -> None:
+    """SIGTERM/SIGINT/SIGHUP (Snakemake cancelling, a user's Ctrl-C) raise Interrupted in the
+    supervisor, which then kills everything the cell started and writes nothing."""
+    import signal
+
+    def handler(signum, frame):
+        raise Interrupted(f"received {signal.Signals(signum).name}")
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, handler)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmark.runner")
-    ap.add_argument("job", choices=["split", "generate", "evaluate", "collect", "track"])
+    ap.add_argument("job", choices=["split", "generate", "evaluate_shard", "evaluate", "collect", "track"])
     ap.add_argument("--study-dir", required=True, type=Path)
     ap.add_argument("--dataset")
     ap.add_argument("--seed", type=int)
@@ -205,13 +350,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--uri", default=os.environ.get("MLFLOW_TRACKING_URI", "sqlite:///results/mlflow.db"))
     ap.add_argument("--out", type=Path)
     ap.add_argument("--n-jobs", type=int, default=1, help="collect: processes drawing the plots")
+    ap.add_argument("--shards", type=int, default=1, help="evaluate, evaluate_shard: the study's evaluate_shards")
+    ap.add_argument("--shard", type=int, default=0, help="evaluate_shard: which shard (0-based)")
     a = ap.parse_args(argv)
+    if a.job in ("generate", "evaluate", "evaluate_shard"):
+        _stop_on_signals()
+        try:
+            if a.job == "generate":
+                do_generate(a.study_dir, a.dataset, a.seed, a.synthesizer)
+            elif a.job == "evaluate":
+                do_evaluate(a.study_dir, a.dataset, a.seed, a.synthesizer, a.shards)
+            else:
+                do_evaluate_shard(a.study_dir, a.dataset, a.seed, a.synthesizer, a.shard, a.shards)
+        except Interrupted as exc:
+            print(f"[holdbench] {a.dataset}/seed{a.seed}/{a.synthesizer}: {a.job} stopped, nothing written: {exc}",
+                  file=sys.stderr, flush=True)
+            return 1
+        return 0
     if a.job == "split":
         do_split(a.study_dir, a.dataset, a.seed)
-    elif a.job == "generate":
-        do_generate(a.study_dir, a.dataset, a.seed, a.synthesizer)
-    elif a.job == "evaluate":
-        do_evaluate(a.study_dir, a.dataset, a.seed, a.synthesizer)
     elif a.job == "collect":
         do_collect(a.study_dir, a.n_jobs)
     else:

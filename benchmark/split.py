@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmark.io import read_table
-from benchmark.schema import Schema
+from contracts.io import read_table
+from contracts.schema import Schema
 
 
 def random_split(df: pd.DataFrame, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:

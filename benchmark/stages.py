@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmark.io import write_csv, write_parquet
-from benchmark.schema import Schema
+from benchmark.layout import artifact_file
+from contracts.io import write_csv, write_parquet
+from contracts.schema import Schema
 
 log = logging.getLogger("holdbench.cell")
 
@@ -35,7 +36,7 @@ def generate(p: dict) -> dict:
     _setup()
     from benchmark.config import build_synthesizer
     from synthesizers.base import FitContext
-    from synthesizers.checks import check_output
+    from benchmark.checks import check_output
 
     schema = _schema(p["schema"])
     name = p["synthesizer"]
@@ -54,9 +55,12 @@ def generate(p: dict) -> dict:
     out = synth.sample(int(p["n_synthetic"]), seed=int(p["seed"]))
     sample_s = time.perf_counter() - t0
     expected = len(holdout) if synth.holdout_rule and holdout is not None else int(p["n_synthetic"])
-    out = check_output(out, schema, expected, name, lenient=bool(getattr(synth, "lenient_output", False)))
+    values = getattr(synth, "output_values", "strict")
+    out = check_output(out, schema, expected, name, values=values)
     write_parquet(p["synthetic"], out)
     log.info("sampled %d rows in %.2f s", len(out), sample_s)
+    for name, table in synth.artifacts().items():
+        write_csv(Path(p["cell_dir"]) / artifact_file(name), table)
     return {
         "status": "ok",
         "load_seconds": round(load_s, 4),
@@ -64,29 +68,37 @@ def generate(p: dict) -> dict:
         "sample_seconds": round(sample_s, 4),
         "n_synthetic": len(out),
         "holdout_rule": bool(synth.holdout_rule),
+        "synthesizer_info": synth.info(),
+        "values": values,
+        "mixed_types": out.attrs.get("mixed_types", {}),
+        "read_as_missing": out.attrs.get("unparseable_to_missing", {}),
     }
 
 
 def evaluate(p: dict) -> dict:
-    """Fidelity and privacy of S against T and H; writes marginals.csv, returns the metrics."""
+    """Every metric family of the study on S against T and H; writes the artifact tables
+    (marginals.csv and the like) into the cell dir and returns the scalar metrics."""
     _setup()
+    from benchmark.config import build_metric_families
     from metrics import evaluate as run_metrics
+    from metrics.registry import specs_of
 
     schema = _schema(p["schema"])
     train = pd.read_parquet(p["train"])
     holdout = pd.read_parquet(p["holdout"])
     synthetic = pd.read_parquet(p["synthetic"])
-    opts = dict(p.get("metrics") or {})
+    opts = p["metrics"]
+    families = build_metric_families(opts)
     t0 = time.perf_counter()
     res = run_metrics(
-        train, holdout, synthetic, schema.kinds,
-        holdout_row=bool(p.get("holdout_rule")),
-        n_jobs=int(opts.get("n_jobs", 1)),
-        max_combinations=opts.get("max_combinations"),
-        privacy_sample=opts.get("privacy_sample"),
-        extended=bool(opts.get("extended", True)),
-        seed=int(opts.get("seed", 0)),
+        train, holdout, synthetic, schema.kinds, families=families,
+        holdout_row=bool(p.get("holdout_rule")), n_jobs=int(opts.get("n_jobs", 1)),
+        seed=int(opts.get("seed", 0)), target=schema.target, sensitive=schema.sensitive,
+        quasi_identifiers=schema.quasi_identifiers,
     )
     secs = time.perf_counter() - t0
-    write_csv(p["marginals"], res.marginals)
-    return {"status": "ok", "metrics": res.to_dict(), "evaluate_seconds": round(secs, 4)}
+    cell = Path(p["cell_dir"])
+    for name, table in res.artifacts().items():
+        write_csv(cell / artifact_file(name), table)
+    headline = [(m.name, m.label, m.digits) for f in families for m in specs_of(f.result_type) if m.headline]
+    return {"status": "ok", "metrics": res.to_dict(), "evaluate_seconds": round(secs, 4), "headline": headline}

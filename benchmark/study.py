@@ -15,17 +15,16 @@ from typing import Any
 from benchmark.config import (
     ConfigError,
     available,
+    check_metrics_config,
     check_name,
+    group_config,
     load_group,
     synthesizer_config,
     to_container,
+    validate_config,
 )
 
 SPLITS = ("random", "provided")
-STUDY_KEYS = {
-    "name", "description", "datasets", "synthesizers", "seeds", "n_synthetic", "split",
-    "split_files", "preset", "params", "timeout_seconds", "memory_gb", "metrics", "drilldown",
-}
 
 
 @dataclass(frozen=True)
@@ -60,6 +59,9 @@ class Study:
     metrics: dict
     synth_configs: dict[str, dict]
     drilldown: dict[str, list[str]]
+    evaluate_shards: int = 1
+    """evaluate_shard jobs per cell: privacy (rows of S) and fidelity (marginals) split into this many
+    parts, merged exactly by the cell's evaluate job; 1 = the evaluate job computes everything."""
 
     def cells(self) -> list[CellSpec]:
         return [
@@ -81,9 +83,7 @@ def load_study(name: str, overrides: list[str] | tuple[str, ...] = ()) -> Study:
     """Compose conf/study/<name>.yaml, expand and check everything it names."""
     check_name("study", name)
     cfg = to_container(load_group("study", name, overrides, add_keys=True))
-    unknown = sorted(set(cfg) - STUDY_KEYS)
-    if unknown:
-        raise ConfigError(f"study {name!r}: unknown key(s) {unknown} (known: {sorted(STUDY_KEYS)})")
+    validate_config("study", name, cfg)
     datasets = _names(cfg, name, "datasets", "dataset")
     synths = _names(cfg, name, "synthesizers", "synthesizer")
     seeds = cfg.get("seeds", [0])
@@ -109,19 +109,30 @@ def load_study(name: str, overrides: list[str] | tuple[str, ...] = ()) -> Study:
         raise ConfigError(f"study {name!r}: `params` names synthesizers not in the study: {stray}")
     configs = {}
     for s in synths:
-        ovr = [f"{k}={json.dumps(v)}" for k, v in (params.get(s) or {}).items()]
         try:
-            configs[s] = synthesizer_config(s, cfg.get("preset"), ovr)
+            configs[s] = synthesizer_config(s, cfg.get("preset"), params=params.get(s) or {})
             _check_values(s, configs[s])
         except ConfigError as exc:
             raise ConfigError(f"study {name!r}: {exc}") from exc
-    metrics = to_container(load_group("metrics", cfg.get("metrics") or "default"))
+    metrics_name = cfg.get("metrics") or "default"
+    if not isinstance(metrics_name, str):
+        raise ConfigError(f"study {name!r}: `metrics` must name a config in conf/metrics/, got {metrics_name!r}")
+    metrics = group_config("metrics", metrics_name)
+    try:
+        check_metrics_config(metrics_name, metrics)
+    except ConfigError as exc:
+        raise ConfigError(f"study {name!r}: {exc}") from None
+    shards = cfg.get("evaluate_shards", 1)
+    if not isinstance(shards, int) or isinstance(shards, bool) or shards < 1:
+        raise ConfigError(f"study {name!r}: `evaluate_shards` must be a positive integer (1 = not sharded), "
+                          f"got {shards!r}")
     drill = cfg.get("drilldown") or {}
     return Study(
         name=name, datasets=tuple(datasets), synthesizers=tuple(synths), seeds=tuple(seeds),
         n_synthetic=n_syn, split=split, split_files=cfg.get("split_files"),
         timeout_seconds=float(cfg.get("timeout_seconds") or 3600), memory_gb=float(cfg.get("memory_gb") or 8),
         metrics=metrics, synth_configs=configs, drilldown={d: list(c) for d, c in drill.items()},
+        evaluate_shards=shards,
     )
 
 
@@ -156,6 +167,6 @@ def write_if_changed(path: Path, obj: Any) -> None:
     text = json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n"
     if path.exists() and path.read_text() == text:
         return
-    from benchmark.io import write_text
+    from contracts.io import write_text
 
     write_text(path, text)

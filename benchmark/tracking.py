@@ -30,16 +30,22 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from benchmark.leaderboard import Cell, read_cells, read_study, write_leaderboard
+from benchmark.layout import GENERATE_JSON, METRICS_JSON, STATUS_JSON, run_name
+from benchmark.results import Cell, StudyResults, load_results
 
 DEFAULT_URI = "sqlite:///results/mlflow.db"
 CELL_TAG = "holdbench.cell_id"
-RUN_STATUS = {"ok": "FINISHED", "skipped": "KILLED"}  # everything else: FAILED
+#: MLflow's runs table draws FAILED and KILLED with the same red cross; SCHEDULED gets a clock, so a
+#: skipped cell (never run: a dependency is missing) is not mistaken for a failure. ok: FINISHED.
+RUN_STATUS = {"ok": "FINISHED", "skipped": "SCHEDULED"}  # everything else: FAILED
+#: the key of the experiment's shared view (tag mlflow.sharedViewState.<key>) that the UI URL opens
+VIEW_KEY = "holdbench"
+#: the path (after the server's address) of a study's runs table with the headline metric columns
+UI_PATH = "/#/experiments/{experiment_id}/runs?workflowType=machine_learning&viewStateShareKey=" + VIEW_KEY
 TIMING_METRICS = ("fit_seconds", "sample_seconds", "evaluate_seconds", "wall_seconds", "overhead_seconds",
                   "peak_rss_mb", "evaluate_peak_rss_mb")
-CELL_ARTIFACTS = ("metrics.json", "status.json", "marginals.csv", "marginals.png")
-STUDY_ARTIFACTS = ("leaderboard.csv", "leaderboard_summary.csv", "leaderboard.md", "report.html",
-                   "study.json")
+#: a cell's JSON records; its artifact tables (*.csv) and figures (*.png) are logged as found
+CELL_FILES = (METRICS_JSON, STATUS_JSON, GENERATE_JSON)
 MAX_PARAM_VALUE, MAX_TAG_VALUE, MAX_KEY, REASON_CHARS, BATCH = 6000, 8000, 250, 500, 100
 #: exceptions raised from these packages (or any OSError) mean the store is unusable
 _STORE_ERROR_MODULES = ("mlflow", "sqlalchemy", "sqlite3", "alembic", "requests", "urllib3")
@@ -162,17 +168,54 @@ def _artifact_root(uri: str, name: str) -> str | None:
     return (db.parent / "mlartifacts" / f"{safe}-{digest}").as_uri()
 
 
-#: MLflow 3's UI opens an experiment of this kind on its runs table, not the GenAI overview
+#: marks the experiment as classic ML for MLflow versions that read it. MLflow 3.17's UI ignores it:
+#: its GenAI/"Model training" switch (URL parameter `workflowType`, else the browser's local storage,
+#: default GenAI) decides, so UI_PATH carries workflowType=machine_learning.
 _EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
 
 
-def _experiment(client: Any, name: str, uri: str) -> str:
+def ui_url(experiment_id: str, server: str = "http://127.0.0.1:5000") -> str:
+    """The address that opens a study's runs table with its headline metrics (see view_state)."""
+    return server.rstrip("/") + UI_PATH.format(experiment_id=experiment_id)
+
+
+def view_state(specs: list) -> dict[str, Any]:
+    """The runs-table view the UI opens through `viewStateShareKey` (MLflow's shared-view format:
+    search facets plus UI state). Columns: the cell's status tag, dataset and synthesizer, and the
+    registry's headline metrics (DCR share, F ratios, pMSE and TSTR ratios, best attack AUC...);
+    rows sorted by run name, so the cells of a dataset stand together."""
+    metrics = [sp.name for sp in specs if sp.headline]
+    columns = ["tags.`status`", "params.`dataset`", "params.`synthesizer`"]
+    columns += [f"metrics.`{_key(m)}`" for m in metrics]
+    return {"searchFilter": "", "orderByKey": "tags.`mlflow.runName`", "orderByAsc": True, "startTime": "ALL",
+            "lifecycleFilter": "Active", "datasetsFilter": [], "modelVersionFilter": "All Runs",
+            "selectedColumns": columns, "runsHiddenMode": "SHOW_ALL", "viewMaximized": False}
+
+
+def _experiment(client: Any, name: str, uri: str, specs: list) -> str:
     exp = client.get_experiment_by_name(name)
     if exp is None:
-        return client.create_experiment(name, artifact_location=_artifact_root(uri, name), tags=_EXPERIMENT_KIND)
-    if exp.lifecycle_stage == "deleted":
-        client.restore_experiment(exp.experiment_id)
-    return exp.experiment_id
+        experiment_id = client.create_experiment(name, artifact_location=_artifact_root(uri, name),
+                                                 tags=_EXPERIMENT_KIND)
+        tags: dict[str, str] = {}
+    else:
+        experiment_id = exp.experiment_id
+        if exp.lifecycle_stage == "deleted":
+            client.restore_experiment(experiment_id)
+        tags = dict(exp.tags)
+    wanted = {
+        f"mlflow.sharedViewState.{VIEW_KEY}": json.dumps(view_state(specs), sort_keys=True),
+        "mlflow.note.content": (f"holdbench study `{name}`: one run per cell (`<dataset>/<synthesizer>/seed<k>`) "
+                                f"and the run `study` (leaderboard, report, plots). Runs table with the headline "
+                                f"metrics: `{UI_PATH.format(experiment_id=experiment_id)}` after the server's "
+                                f"address. Status column: ok, error, timeout, oom or skipped (skipped runs show "
+                                f"MLflow's clock icon, failed ones its red cross)."),
+        **_EXPERIMENT_KIND,
+    }
+    for key, value in wanted.items():
+        if tags.get(key) != value:
+            client.set_experiment_tag(experiment_id, key, value)
+    return experiment_id
 
 
 def _existing_runs(client: Any, experiment_id: str) -> dict[str, Any]:
@@ -232,7 +275,9 @@ def _sync_run(client: Any, experiment_id: str, existing: Any, run_name: str, par
     for path, artifact_path in artifacts:
         if path.is_file():
             client.log_artifact(run_id, str(path), artifact_path)
-    client.set_terminated(run_id, run_status)
+    # a reused run keeps its end time, so MLflow's Duration column stays the logging time of the run
+    end_time = existing.info.end_time if reusable and existing.info.end_time else None
+    client.set_terminated(run_id, run_status, end_time=end_time)
     return run_id
 
 
@@ -245,45 +290,45 @@ def _study_payload(study: dict[str, Any], cells: list[Cell]) -> tuple[dict, dict
     return params, metrics, tags
 
 
-def _log_all(client: Any, uri: str, study_dir: Path) -> dict[str, Any]:
-    study = read_study(study_dir)
-    cells = read_cells(study_dir)
-    experiment_id = _experiment(client, str(study["name"]), uri)
+def _log_all(client: Any, uri: str, results: StudyResults) -> dict[str, Any]:
+    study, cells, lay = results.study, results.cells, results.layout
+    experiment_id = _experiment(client, str(study["name"]), uri, results.specs)
     existing = _existing_runs(client, experiment_id)
     runs: dict[str, str] = {}
     for cell in cells:
         params, metrics, tags = cell_payload(cell)
-        artifacts = [(cell.path / name, None) for name in CELL_ARTIFACTS]
-        run_name = f"{cell.dataset}/{cell.synthesizer}/seed{cell.seed}"
+        files = [cell.path / name for name in CELL_FILES]
+        files += sorted(cell.path.glob("*.csv")) + sorted(cell.path.glob("*.png"))
         runs[cell.cell_id] = _sync_run(
-            client, experiment_id, existing.get(cell.cell_id), run_name,
-            params, metrics, tags, artifacts, RUN_STATUS.get(cell.status["status"], "FAILED"))
-    if not (study_dir / "leaderboard.csv").exists():
-        write_leaderboard(study_dir)
+            client, experiment_id, existing.get(cell.cell_id), run_name(cell.dataset, cell.seed, cell.synthesizer),
+            params, metrics, tags, [(f, None) for f in files], RUN_STATUS.get(cell.status["status"], "FAILED"))
     params, metrics, tags = _study_payload(study, cells)
-    artifacts = [(study_dir / name, None) for name in STUDY_ARTIFACTS]
-    artifacts += [(p, "plots") for p in sorted((study_dir / "plots").glob("*.png"))]
+    files = [lay.leaderboard_csv, lay.leaderboard_summary, lay.leaderboard_md, lay.report, lay.study_json]
+    artifacts = [(f, None) for f in files] + [(p, "plots") for p in sorted(lay.plots_dir.glob("*.png"))]
     study_run = _sync_run(client, experiment_id, existing.get(tags[CELL_TAG]), "study",
                           params, metrics, tags, artifacts, "FINISHED")
-    return {"experiment_id": experiment_id, "runs": runs, "study_run": study_run}
+    return {"experiment_id": experiment_id, "runs": runs, "study_run": study_run,
+            "ui_path": UI_PATH.format(experiment_id=experiment_id)}
 
 
 def log_study(study_dir: str | Path, tracking_uri: str = DEFAULT_URI) -> dict[str, Any]:
     """Log every cell of a study and one `study` run; idempotent (see module docstring).
 
-    Returns {"experiment_id": str, "runs": {cell_id: run_id}, "study_run": run_id}.
+    Returns {"experiment_id": str, "runs": {cell_id: run_id}, "study_run": run_id, "ui_path": str}, where
+    ui_path, after the UI server's address, opens the runs table with the headline metrics.
     Raises TrackingError when the store at `tracking_uri` cannot be used.
-    Study-level artifacts are logged as found; only a missing leaderboard is written first.
+    Study-level artifacts (leaderboard, report, plots) are logged as found.
     """
     study_dir = Path(study_dir)
     if not study_dir.is_dir():
         raise FileNotFoundError(f"{study_dir}: no such study directory")
+    results = load_results(study_dir)
     uri = resolve_uri(tracking_uri)
     with _quiet():
         try:
             from mlflow.tracking import MlflowClient
 
-            return _log_all(MlflowClient(tracking_uri=uri), uri, study_dir)
+            return _log_all(MlflowClient(tracking_uri=uri), uri, results)
         except Exception as exc:
             if not (isinstance(exc, OSError) or type(exc).__module__.startswith(_STORE_ERROR_MODULES)):
                 raise

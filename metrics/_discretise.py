@@ -153,6 +153,52 @@ class Discretiser:
         return out
 
 
+def transform_all(discretisers: Sequence[Discretiser], df: pd.DataFrame) -> list[np.ndarray]:
+    """`[d.transform(df) for d in discretisers]`, equal to it value for value, reading each column once.
+
+    The discretisers must be fitted on the same T (one per bucket cap, as fidelity's). A numeric
+    value is located once among the union of all their edges: every edge of one discretiser is
+    in the union and all share T's min and max, so each interval between consecutive union
+    edges lies inside exactly one bucket of each discretiser, read off a small table.
+    """
+    first = discretisers[0].columns
+    if any([b.name for b in d.columns] != [b.name for b in first] for d in discretisers):
+        raise ValueError("transform_all: the discretisers were not fitted on the same columns")
+    outs = [np.empty((len(first), len(df)), dtype=_smallest_uint(int(d.cardinalities.max(initial=1))))
+            for d in discretisers]
+    for j, col in enumerate(first):
+        buckets = [d.columns[j] for d in discretisers]
+        if col.kind == "numeric":
+            x = numeric_values(df[col.name])
+            edges = np.unique(np.concatenate([b.edges for b in buckets]))
+            nan = np.isnan(x)
+            if len(edges):
+                pos = np.searchsorted(edges, x, side="left")  # NaN sorts last: len(edges)
+                below = x < edges[0]
+            for b, out in zip(buckets, outs, strict=True):
+                other, missing = b.n_real, b.n_real + 1
+                if len(edges) == 0:
+                    out[j] = np.where(nan, missing, other)
+                    continue
+                lut = np.empty(len(edges) + 1, dtype=out.dtype)
+                lut[0], lut[-1] = 0, other
+                lut[1:-1] = np.searchsorted(b.edges, edges[1:], side="left") - 1
+                code = lut[pos]
+                code[below] = other
+                code[nan] = missing
+                out[j] = code
+        else:
+            codes, labels = factorize_labels(df[col.name])
+            known = codes >= 0
+            for b, out in zip(buckets, outs, strict=True):
+                other, missing = b.n_real, b.n_real + 1
+                lut = pd.Index(list(b.labels), dtype=object).get_indexer(labels)
+                lut = np.where(lut < 0, other, lut)
+                out[j] = np.where(known, lut[np.maximum(codes, 0)], missing) if len(lut) else \
+                    np.where(known, other, missing)
+    return outs
+
+
 def distance_codes(frames: Sequence[pd.DataFrame], kinds: Mapping[str, str],
                    n_bins: int = 100) -> list[np.ndarray]:
     """Codes for the Hamming distance (SPEC §4.1), one (n_columns, n_rows) array per frame.

@@ -6,19 +6,86 @@ Each pass handles four queries and four columns, so one load of a reference code
 four queries and a distance is written once per four columns. References are scanned in
 tiles that stay in L1/L2; a block of queries stops once its answer cannot improve
 (`lower_bound`). All kernels release the GIL: callers parallelise with threads.
+
+numba is imported, and each kernel jitted (or loaded from numba's on-disk cache), on the first
+call of a public kernel, not on import: loading numba and its cache costs a process 0.86 s of CPU
+on a loaded 2-core machine (tests/perf/bench_cold_start.py --paths), which a run that imports
+this module but never calls a kernel (a fidelity-only evaluation of a small table, the CLI
+checking a metrics config) should not pay.
 """
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
-from numba import njit
 
 _TILE = 2048
 #: int32 bit pattern of float32 +inf
 _INF_BITS = np.int32(0x7F800000)
+#: functions jitted on first use, with their numba options beyond nogil=True, cache=True; callees
+#: before callers, so a caller compiles against the dispatchers of its callees
+_JIT = {"_joint_counts": {}, "_marginal_tvds": {}, "_insert_sorted": {}, "_merge_tile": {},
+        "_count_mismatches": {"inline": "always"}, "_hamming_smallest": {}, "_gower_smallest": {}}
+_LOCK = threading.Lock()
+_jitted = False
 
 
-@njit(nogil=True, cache=True)
+def _jit() -> dict:
+    """This module's globals with every function of _JIT replaced by its numba dispatcher (once)."""
+    global _jitted
+    if not _jitted:
+        with _LOCK:
+            if not _jitted:
+                from numba import njit
+
+                g = globals()
+                for name, options in _JIT.items():
+                    g[name] = njit(nogil=True, cache=True, **options)(g[name])
+                _jitted = True
+    return globals()
+
+
+def marginal_tvds(train, others, n_others, cards, combos):
+    """TVD between T's joint-bucket frequencies and each other table's, per combination.
+
+    train: (p, n_T) codes; others: (p, sum n) codes of the other tables stacked along rows,
+    table i owning n_others[i] rows; combos: (m, k) column indices. The product of the
+    combination's cardinalities must fit in int32 (it is at most 102**k for k <= 3).
+    Returns (m, len(n_others)) TVDs.
+    """
+    return _jit()["_marginal_tvds"](train, others, n_others, cards, combos)
+
+
+def hamming_smallest(queries, refs, k, lower_bound, dist_buf):
+    """The k smallest Hamming distances (with multiplicity) from each query to refs.
+
+    queries: (p, n_q), refs: (p, n_r) integer codes; dist_buf: (4, _TILE) scratch whose
+    dtype can hold p. Queries go in blocks of four and columns in groups of four, so each
+    loaded reference code serves four queries and each distance is updated once per four
+    columns; a block stops once all its k-th distances are <= lower_bound (pass 0 unless a
+    smaller distance is known to be impossible). Returns (n_q, k) int32; entries are p+1
+    where refs has fewer than k rows.
+    """
+    return _jit()["_hamming_smallest"](queries, refs, k, lower_bound, dist_buf)
+
+
+def gower_smallest(q_num, q_cat, r_num, r_cat, k, count_buf, dist_buf, dist_bits):
+    """The k smallest Gower distances x n_columns (with multiplicity) from each query to refs.
+
+    Numeric parts are pre-scaled by T's range (missing = a far sentinel), so a column adds
+    min(|a - b|, 1); categorical mismatches are counted in one-byte lanes first (cheap) and
+    added once. Float32 in a fixed order, so equal pairs always give bitwise-equal sums.
+    Queries go in blocks of four so each loaded reference value serves four of them.
+    count_buf: (4, _TILE) integers able to hold the number of categoricals;
+    dist_buf: (4, _TILE) float32 and dist_bits: the same memory viewed as int32. The k best
+    are kept as int32 bit patterns (non-negative floats sort like their bits), so the tile
+    minimum is an integer reduction that vectorises. Returns (n_q, k) int32 bit patterns:
+    view them as float32; +inf where refs has fewer than k rows.
+    """
+    return _jit()["_gower_smallest"](q_num, q_cat, r_num, r_cat, k, count_buf, dist_buf, dist_bits)
+
+
 def _joint_counts(codes, start, stop, combo, cards, size, keys):
     """Counts of the joint buckets of columns `combo` over rows start..stop of codes.
 
@@ -46,15 +113,8 @@ def _joint_counts(codes, start, stop, combo, cards, size, keys):
     return part[0] + part[1] + part[2] + part[3]
 
 
-@njit(nogil=True, cache=True)
-def marginal_tvds(train, others, n_others, cards, combos):
-    """TVD between T's joint-bucket frequencies and each other table's, per combination.
-
-    train: (p, n_T) codes; others: (p, sum n) codes of the other tables stacked along rows,
-    table i owning n_others[i] rows; combos: (m, k) column indices. The product of the
-    combination's cardinalities must fit in int32 (it is at most 102**k for k <= 3).
-    Returns (m, len(n_others)) TVDs.
-    """
+def _marginal_tvds(train, others, n_others, cards, combos):
+    """The numba body of marginal_tvds (jitted by _jit)."""
     m = combos.shape[0]
     n_tab = n_others.shape[0]
     n_t = train.shape[1]
@@ -81,7 +141,6 @@ def marginal_tvds(train, others, n_others, cards, combos):
     return out
 
 
-@njit(nogil=True, cache=True)
 def _insert_sorted(best, value):
     """Insert value into the ascending array best, dropping its largest element."""
     k = best.shape[0]
@@ -92,7 +151,6 @@ def _insert_sorted(best, value):
     best[pos] = value
 
 
-@njit(nogil=True, cache=True)
 def _merge_tile(best, dist):
     """Fold one tile of distances into the ascending k-best array."""
     k = best.shape[0]
@@ -108,7 +166,6 @@ def _merge_tile(best, dist):
                     _insert_sorted(best, dist[i])
 
 
-@njit(nogil=True, cache=True, inline="always")
 def _count_mismatches(refs, queries, t0, t1, qa, qb, qc, qd, c0, c1, c2, c3):
     """c0..c3[i] = number of columns where reference t0 + i differs from query qa, qb, qc, qd.
 
@@ -145,17 +202,8 @@ def _count_mismatches(refs, queries, t0, t1, qa, qb, qc, qd, c0, c1, c2, c3):
             c3[i] += x != vd
 
 
-@njit(nogil=True, cache=True)
-def hamming_smallest(queries, refs, k, lower_bound, dist_buf):
-    """The k smallest Hamming distances (with multiplicity) from each query to refs.
-
-    queries: (p, n_q), refs: (p, n_r) integer codes; dist_buf: (4, _TILE) scratch whose
-    dtype can hold p. Queries go in blocks of four and columns in groups of four, so each
-    loaded reference code serves four queries and each distance is updated once per four
-    columns; a block stops once all its k-th distances are <= lower_bound (pass 0 unless a
-    smaller distance is known to be impossible). Returns (n_q, k) int32; entries are p+1
-    where refs has fewer than k rows.
-    """
+def _hamming_smallest(queries, refs, k, lower_bound, dist_buf):
+    """The numba body of hamming_smallest (jitted by _jit)."""
     p, n_q = queries.shape
     n_r = refs.shape[1]
     out = np.empty((n_q, k), np.int32)
@@ -180,20 +228,8 @@ def hamming_smallest(queries, refs, k, lower_bound, dist_buf):
     return out
 
 
-@njit(nogil=True, cache=True)
-def gower_smallest(q_num, q_cat, r_num, r_cat, k, count_buf, dist_buf, dist_bits):
-    """The k smallest Gower distances x n_columns (with multiplicity) from each query to refs.
-
-    Numeric parts are pre-scaled by T's range (missing = a far sentinel), so a column adds
-    min(|a - b|, 1); categorical mismatches are counted in one-byte lanes first (cheap) and
-    added once. Float32 in a fixed order, so equal pairs always give bitwise-equal sums.
-    Queries go in blocks of four so each loaded reference value serves four of them.
-    count_buf: (4, _TILE) integers able to hold the number of categoricals;
-    dist_buf: (4, _TILE) float32 and dist_bits: the same memory viewed as int32. The k best
-    are kept as int32 bit patterns (non-negative floats sort like their bits), so the tile
-    minimum is an integer reduction that vectorises. Returns (n_q, k) int32 bit patterns:
-    view them as float32; +inf where refs has fewer than k rows.
-    """
+def _gower_smallest(q_num, q_cat, r_num, r_cat, k, count_buf, dist_buf, dist_bits):
+    """The numba body of gower_smallest (jitted by _jit)."""
     p_num = q_num.shape[0]
     n_q = q_num.shape[1] if p_num > 0 else q_cat.shape[1]
     n_r = r_num.shape[1] if p_num > 0 else r_cat.shape[1]

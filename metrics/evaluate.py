@@ -1,17 +1,18 @@
-"""`evaluate(T, H, S, kinds)`: input checks, then fidelity, privacy and the extended panel."""
+"""`evaluate(T, H, S, kinds)`: input checks, then every metric family asked for.
+
+The families' modules are imported by the functions that build them, not here: evaluating
+with the families one passes imports nothing of the others (numba, joblib, scikit-learn).
+"""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from metrics.fidelity import FidelityModel
-from metrics.panel import panel
-from metrics.privacy import distance_data, privacy
-from metrics.result import EvaluationResult, FidelityResult, PrivacyResult
+from metrics.registry import EvalData, MetricFamily, shard_slice
+from metrics.result import EvaluationResult
 
 KINDS = ("categorical", "numeric")
 
@@ -27,55 +28,68 @@ def kinds_from_dtypes(df: pd.DataFrame) -> dict[str, str]:
     return out
 
 
+def paper_families() -> list[MetricFamily]:
+    """The paper's measures with the paper's settings: F1-F3 and the DCR share."""
+    from metrics.fidelity import Fidelity
+    from metrics.privacy import DCRShare
+
+    return [Fidelity(), DCRShare()]
+
+
+def default_families() -> list[MetricFamily]:
+    """What `evaluate` computes when no families are given: the paper's measures and the panel."""
+    from metrics.panel import PrivacyPanel
+
+    return [*paper_families(), PrivacyPanel()]
+
+
 def evaluate(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.DataFrame | None,
-             kinds: Mapping[str, str], *, holdout_row: bool = False, n_jobs: int = 1,
-             max_combinations: int | None = None, privacy_sample: int | None = None,
-             extended: bool = True, seed: int = 0) -> EvaluationResult:
-    """Fidelity (F1-F3 and ratios to H), DCR share, and optionally the SPEC §7 panel.
+             kinds: Mapping[str, str], *, families: Sequence[MetricFamily] | None = None,
+             holdout_row: bool = False, n_jobs: int = 1, seed: int = 0, target: str | None = None,
+             sensitive: str | None = None, quasi_identifiers: Sequence[str] = ()) -> EvaluationResult:
+    """Run each metric family on (T, H, S); default: `default_families()`.
 
     holdout_row=True evaluates S = H (pass synthetic=None or the holdout itself): fidelity
     ratios are then exactly 1 and d_H is the distance to the nearest *other* H record.
-    max_combinations caps the k-way marginals per k by seeded sampling; privacy_sample
-    evaluates privacy on a seeded subsample of S. Raises ValueError on unusable inputs.
+    target, sensitive and quasi_identifiers name columns some families need (utility,
+    attribute disclosure). Raises ValueError on unusable inputs, before any family runs.
     """
+    families = default_families() if families is None else list(families)
+    data = _eval_data(train, holdout, synthetic, kinds, families, holdout_row, n_jobs, seed, target, sensitive,
+                      quasi_identifiers)
+    results = {f.name: f.compute(data) for f in families}
+    return EvaluationResult(results, holdout_row, data.train.shape[1], seed)
+
+
+def evaluate_shard(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.DataFrame | None,
+                   kinds: Mapping[str, str], *, families: Sequence[MetricFamily], shard: int, of: int,
+                   holdout_row: bool = False, n_jobs: int = 1, seed: int = 0, target: str | None = None,
+                   sensitive: str | None = None, quasi_identifiers: Sequence[str] = ()) -> dict[str, dict]:
+    """{family name: its partial(data, shard, of)} for every shardable family of `families`, on the
+    same inputs (and checks) as `evaluate`. `MetricFamily.merge` of all `of` shards, in order,
+    gives what `evaluate` computes, bit for bit (metrics.registry.MergedFamily runs it)."""
+    shard_slice(0, shard, of)  # a bad shard or count fails before any work
+    families = [f for f in families if f.shardable]
+    data = _eval_data(train, holdout, synthetic, kinds, families, holdout_row, n_jobs, seed, target, sensitive,
+                      quasi_identifiers)
+    return {f.name: f.partial(data, shard, of) for f in families}
+
+
+def _eval_data(train, holdout, synthetic, kinds, families, holdout_row, n_jobs, seed, target, sensitive,
+               quasi_identifiers) -> EvalData:
+    """The checked inputs every family sees."""
     train, holdout, synthetic, kinds = _check_inputs(train, holdout, synthetic, kinds, holdout_row)
-    _check_options(n_jobs, max_combinations, privacy_sample, seed)
-
-    start = time.perf_counter()
-    model = FidelityModel(train, holdout, kinds, max_combinations=max_combinations, n_jobs=n_jobs, seed=seed)
-    scores = model.score(None if holdout_row else synthetic)
-    fidelity = FidelityResult(
-        F1=scores.F[1], F2=scores.F[2], F3=scores.F[3],
-        F1_holdout=scores.F_holdout[1], F2_holdout=scores.F_holdout[2], F3_holdout=scores.F_holdout[3],
-        F1_ratio=scores.ratio(1), F2_ratio=scores.ratio(2), F3_ratio=scores.ratio(3),
-        n_combinations_1=scores.n_combinations[1], n_combinations_2=scores.n_combinations[2],
-        n_combinations_3=scores.n_combinations[3], combinations_sampled=scores.combinations_sampled,
-        seconds_fidelity=time.perf_counter() - start,
-    )
-
-    start = time.perf_counter()
-    priv_s = synthetic
-    sampled = privacy_sample is not None and privacy_sample < len(synthetic)
-    if sampled:
-        rows = np.sort(np.random.default_rng(seed).choice(len(synthetic), privacy_sample, replace=False))
-        priv_s = synthetic.iloc[rows].reset_index(drop=True)
-    data = distance_data(train, holdout, priv_s, kinds)
-    dcr = privacy(data, holdout_row, n_jobs)
-    privacy_result = PrivacyResult(
-        dcr_share=dcr.share, dcr_share_ci_low=dcr.ci_low, dcr_share_ci_high=dcr.ci_high,
-        dcr_share_pvalue=dcr.pvalue,
-        dcr_train_mean=float(np.mean(dcr.d_train)), dcr_holdout_mean=float(np.mean(dcr.d_holdout)),
-        n_train=len(train), n_holdout=len(holdout), n_synthetic=len(synthetic), n_privacy=len(priv_s),
-        privacy_sampled=sampled, n_closer_train=dcr.n_closer_train,
-        n_closer_holdout=dcr.n_closer_holdout, n_ties=dcr.n_ties,
-        seconds_privacy=time.perf_counter() - start,
-    )
-
-    extra = None
-    if extended:
-        extra = panel(train, holdout, priv_s, kinds, data, dcr.d_train, holdout_row, n_jobs)
-    return EvaluationResult(fidelity, privacy_result, extra, holdout_row, train.shape[1], seed,
-                            scores.marginals)
+    _check_options(n_jobs, seed)
+    names = [f.name for f in families]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ValueError(f"metric families listed more than once: {dupes}")
+    for role, col in (("target", target), ("sensitive", sensitive), *(("quasi_identifiers", q)
+                                                                     for q in quasi_identifiers)):
+        if col is not None and col not in kinds:
+            raise ValueError(f"{role} column {col!r} is not a column of train")
+    return EvalData(train, holdout, synthetic, kinds, holdout_row=holdout_row, target=target,
+                    sensitive=sensitive, quasi_identifiers=tuple(quasi_identifiers), seed=seed, n_jobs=n_jobs)
 
 
 def _check_inputs(train, holdout, synthetic, kinds, holdout_row):
@@ -126,11 +140,8 @@ def _check_inputs(train, holdout, synthetic, kinds, holdout_row):
     return train, holdout, synthetic, {c: kinds[c] for c in order}
 
 
-def _check_options(n_jobs, max_combinations, privacy_sample, seed):
+def _check_options(n_jobs, seed):
     if not isinstance(n_jobs, (int, np.integer)) or isinstance(n_jobs, bool) or n_jobs == 0:
         raise ValueError(f"n_jobs must be a non-zero integer (-1 = all cores), got {n_jobs!r}")
-    for name, v in (("max_combinations", max_combinations), ("privacy_sample", privacy_sample)):
-        if v is not None and (not isinstance(v, (int, np.integer)) or v < 1):
-            raise ValueError(f"{name} must be None or a positive integer, got {v!r}")
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")

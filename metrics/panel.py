@@ -25,7 +25,19 @@ from joblib import Parallel, delayed
 
 from metrics._discretise import numeric_values
 from metrics._kernels import gower_smallest, tile_buffer
-from metrics.privacy import DistanceData, dcr_share, n_workers, nearest_distance, padded, row_ids
+from metrics.privacy import (
+    DistanceData,
+    dcr_share,
+    holdout_to_train,
+    n_workers,
+    nearest_distance,
+    padded,
+    privacy,
+    privacy_synthetic,
+    row_ids,
+    shared_distance_data,
+)
+from metrics.registry import EvalData, MetricFamily, artifact, metric
 
 _MISSING = np.float32(1e30)
 _CLIP = 1e6
@@ -117,42 +129,74 @@ def p05(values: np.ndarray) -> float:
     return float(np.percentile(values, 5)) if len(values) else math.nan
 
 
+def _panel_metric(label: str, direction: str, meaning: str, digits: int = 3):
+    return metric(label, "privacy", direction=direction, digits=digits, meaning=meaning)
+
+
 @dataclass(frozen=True)
 class PanelScores:
-    """Extended privacy panel; every 'pass' compares S with the holdout reference H."""
+    """Extended privacy panel on the paper's distances; every 'pass' compares S with the holdout H."""
 
-    ims_synthetic: float
-    """Share of S identical (Hamming 0) to some T record; lower is better, compare with ims_holdout."""
-    ims_holdout: float
+    ims_synthetic: float = _panel_metric(
+        "IMS (Hamming)", "lower", "Share of S identical (Hamming 0) to some T record; compare with ims_holdout.")
+    dcr_p05_synthetic: float = _panel_metric(
+        "DCR 5th pct (Hamming)", "higher", "5th percentile of S's Hamming distance to T; higher is safer.", 2)
+    nndr2_p05_synthetic: float = _panel_metric(
+        "NNDR d1/d2 5th pct (Gower)", "higher",
+        "5th percentile of S's Gower d_1/d_2 to T (ANITA D2.2); higher is safer, 1 = no distinct match.")
+    nndr5_p05_synthetic: float = _panel_metric(
+        "NNDR d1/d5 5th pct (Gower)", "higher", "5th percentile of S's Gower d_1/d_5 to T; higher is safer.")
+    bq_ims_pass: bool | None = _panel_metric(
+        "IMS no worse than H (Hamming)", "higher", "Pass when ims_synthetic <= ims_holdout.", 2)
+    bq_dcr_pass: bool | None = _panel_metric(
+        "DCR no closer than H (Hamming)", "higher", "Pass when dcr_p05_synthetic >= dcr_p05_holdout.", 2)
+    bq_nndr_pass: bool | None = _panel_metric(
+        "NNDR no smaller than H (Gower)", "higher", "Pass when nndr5_p05_synthetic >= nndr5_p05_holdout.", 2)
+    gower_dcr_share: float = metric(
+        "DCR share (Gower)", "privacy", direction="ideal", ideal=0.5, digits=3,
+        meaning="The DCR share (SPEC §4.4) on the Gower distance; 0.5 is ideal, above = closer to T.")
+    ims_holdout: float = math.nan
     """Share of H identical to some T record: what unseen real data scores."""
-    dcr_p05_synthetic: float
-    """5th percentile of S's Hamming distance to T; higher is safer."""
-    dcr_p05_holdout: float
+    dcr_p05_holdout: float = math.nan
     """5th percentile of H's Hamming distance to T (reference)."""
-    nndr2_p05_synthetic: float
-    """5th percentile of S's Gower d_1/d_2 to T (ANITA); higher is safer, 1 = no distinct match."""
-    nndr2_p05_holdout: float
-    """Same for H (reference)."""
-    nndr5_p05_synthetic: float
-    """5th percentile of S's Gower d_1/d_5 to T (Bale & Quick); higher is safer."""
-    nndr5_p05_holdout: float
-    """Same for H (reference)."""
-    bq_ims_pass: bool | None
-    """Bale & Quick: ims_synthetic <= ims_holdout."""
-    bq_dcr_pass: bool | None
-    """Bale & Quick: dcr_p05_synthetic >= dcr_p05_holdout."""
-    bq_nndr_pass: bool | None
-    """Bale & Quick: nndr5_p05_synthetic >= nndr5_p05_holdout."""
-    gower_dcr_share: float
-    """DCR share (SPEC §4.4) on the Gower distance; 0.5 is ideal, above means closer to T."""
-    gower_dcr_train_mean: float
+    nndr2_p05_holdout: float = math.nan
+    """Same as nndr2_p05_synthetic for H (reference)."""
+    nndr5_p05_holdout: float = math.nan
+    """Same as nndr5_p05_synthetic for H (reference)."""
+    gower_dcr_train_mean: float = math.nan
     """Mean Gower distance (0..1) from S to its nearest T record."""
-    gower_dcr_holdout_mean: float
+    gower_dcr_holdout_mean: float = math.nan
     """Mean Gower distance (0..1) from S to its nearest H record."""
-    gower_n_ties: int
+    gower_n_ties: int = 0
     """Records of S equally near (Gower) to T and H."""
-    seconds_extended: float
+    seconds_extended: float = 0.0
     """Wall time of this panel."""
+    nndr_distribution: pd.DataFrame | None = artifact(
+        "Quantiles (0, 0.01, ..., 1) of the Gower d_1/d_2 ratio to T for S and for H (ANITA D2.2's NNDR "
+        "picture): columns quantile, synthetic, holdout.")
+
+
+def _quantiles(values: np.ndarray, q: np.ndarray) -> np.ndarray:
+    values = values[~np.isnan(values)]
+    return np.quantile(values, q) if len(values) else np.full(len(q), np.nan)
+
+
+class PrivacyPanel(MetricFamily):
+    """IMS, DCR and NNDR percentiles against the holdout (Hamming / Gower), and the Gower DCR share."""
+
+    name = "panel"
+    result_type = PanelScores
+
+    def __init__(self, privacy_sample: int | None = None):
+        """privacy_sample: as the DCR share's option (the same seeded subsample of S is shared)."""
+        self.privacy_sample = privacy_sample
+
+    def compute(self, data: EvalData) -> PanelScores:
+        s = privacy_synthetic(data, self.privacy_sample)
+        codes = shared_distance_data(data, s)
+        dcr = data.shared(f"dcr:{id(s)}", lambda: privacy(codes, data.holdout_row, data.n_jobs))
+        return panel(data.train, data.holdout, s, data.kinds, codes, dcr.d_train, data.holdout_row,
+                     data.n_jobs, holdout_to_train(data, codes))
 
 
 def _ge(a: float, b: float) -> bool | None:
@@ -161,13 +205,13 @@ def _ge(a: float, b: float) -> bool | None:
 
 def panel(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.DataFrame, kinds: Mapping[str, str],
           data: DistanceData, d_train_synthetic: np.ndarray, holdout_row: bool,
-          n_jobs: int = 1) -> PanelScores:
+          n_jobs: int = 1, d_train_holdout: np.ndarray | None = None) -> PanelScores:
     """The panel, reusing the DCR search's codes and S's Hamming distances to T."""
     start = time.perf_counter()
     n_cols = train.shape[1]
     if holdout_row:
         d_train_holdout = d_train_synthetic
-    else:
+    elif d_train_holdout is None:
         d_train_holdout = nearest_distance(data.holdout, data.train, data.holdout_ids, data.train_ids, n_jobs)
     g_t, g_h, g_s = gower_tables(train, [train, holdout, synthetic], kinds,
                                  [data.train, data.holdout, data.synthetic])
@@ -184,7 +228,11 @@ def panel(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.DataFrame, k
     dcr_s, dcr_h = p05(d_train_synthetic), p05(d_train_holdout)
     n2s, n2h = p05(nndr(s_to_t, 2)), p05(nndr(h_to_t, 2))
     n5s, n5h = p05(nndr(s_to_t, 5)), p05(nndr(h_to_t, 5))
+    q = np.linspace(0, 1, 101)
+    dist = pd.DataFrame({"quantile": q, "synthetic": _quantiles(nndr(s_to_t, 2), q),
+                         "holdout": _quantiles(nndr(h_to_t, 2), q)})
     return PanelScores(
+        nndr_distribution=dist,
         ims_synthetic=ims_s, ims_holdout=ims_h, dcr_p05_synthetic=dcr_s, dcr_p05_holdout=dcr_h,
         nndr2_p05_synthetic=n2s, nndr2_p05_holdout=n2h, nndr5_p05_synthetic=n5s, nndr5_p05_holdout=n5h,
         bq_ims_pass=_ge(ims_h, ims_s), bq_dcr_pass=_ge(dcr_s, dcr_h), bq_nndr_pass=_ge(n5s, n5h),

@@ -9,8 +9,10 @@ queries have found distance 1, and (5) the scan itself is a vectorised numba ker
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -22,6 +24,7 @@ from joblib import Parallel, delayed
 
 from metrics._discretise import distance_codes
 from metrics._kernels import hamming_smallest, tile_buffer
+from metrics.registry import EvalData, MetricFamily, artifact, metric, shard_slice
 
 _Z95 = NormalDist().inv_cdf(0.975)
 
@@ -181,14 +184,23 @@ def distance_data(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.Data
 
 def privacy(data: DistanceData, holdout_row: bool, n_jobs: int = 1) -> DcrResult:
     """d_T and d_H for every record of S, and the DCR share (SPEC §4.3-4.5)."""
-    d_train = nearest_distance(data.synthetic, data.train, data.synthetic_ids, data.train_ids, n_jobs)
-    if holdout_row:
-        d_holdout = second_nearest_distance(data.synthetic, data.holdout, data.synthetic_ids,
-                                            data.holdout_ids, n_jobs)
-    else:
-        d_holdout = nearest_distance(data.synthetic, data.holdout, data.synthetic_ids, data.holdout_ids,
-                                     n_jobs)
+    d_train, d_holdout = synthetic_distances(data, holdout_row, n_jobs)
     return dcr_share(d_train, d_holdout, data.train.shape[1], data.holdout.shape[1])
+
+
+def synthetic_distances(data: DistanceData, holdout_row: bool, n_jobs: int = 1,
+                        rows: slice = slice(None)) -> tuple[np.ndarray, np.ndarray]:
+    """(d_T, d_H) of the records `rows` of S: Hamming distance to the nearest T record, and to the
+    nearest H record (the second nearest for the holdout reference row, where S is H)."""
+    q, q_ids = data.synthetic[:, rows], data.synthetic_ids[rows]
+    d_train = nearest_distance(q, data.train, q_ids, data.train_ids, n_jobs)
+    nearest_h = second_nearest_distance if holdout_row else nearest_distance
+    return d_train, nearest_h(q, data.holdout, q_ids, data.holdout_ids, n_jobs)
+
+
+def holdout_distances(data: DistanceData, n_jobs: int = 1, rows: slice = slice(None)) -> np.ndarray:
+    """Hamming distance of the records `rows` of H to their nearest T record."""
+    return nearest_distance(data.holdout[:, rows], data.train, data.holdout_ids[rows], data.train_ids, n_jobs)
 
 
 def n_workers(n_jobs: int | None) -> int:
@@ -198,3 +210,129 @@ def n_workers(n_jobs: int | None) -> int:
     if n_jobs < 0:
         return max(1, (os.cpu_count() or 1) + 1 + n_jobs)
     return n_jobs
+
+
+@dataclass(frozen=True)
+class PrivacyResult:
+    """Distance to closest record on the paper's Hamming distance (SPEC §4)."""
+
+    dcr_share: float = metric(
+        "DCR share", "privacy", direction="ideal", ideal=0.5, digits=3, headline=True,
+        interval=("dcr_share_ci_low", "dcr_share_ci_high"),
+        meaning="Share of S closer to T than to H (ties weighted n_T/(n_T+n_H)): 0.5 is ideal, "
+                "above = S sits closer to its training records than to unseen ones.")
+    dcr_share_ci_low: float = math.nan
+    """Lower end of the 95% Wilson interval of dcr_share."""
+    dcr_share_ci_high: float = math.nan
+    """Upper end of the 95% Wilson interval of dcr_share."""
+    dcr_share_pvalue: float = math.nan
+    """One-sided p-value of dcr_share > 0.5 (score test); small = evidence S leaks T."""
+    dcr_train_mean: float = math.nan
+    """Mean Hamming distance from S to its nearest T record (columns that differ)."""
+    dcr_holdout_mean: float = math.nan
+    """Mean Hamming distance from S to its nearest H record; about dcr_train_mean is ideal."""
+    n_train: int = 0
+    """Rows of T."""
+    n_holdout: int = 0
+    """Rows of H."""
+    n_synthetic: int = 0
+    """Rows of S (|H| for the holdout reference row)."""
+    n_privacy: int = 0
+    """Rows of S whose distances were computed (n_synthetic unless privacy_sample)."""
+    privacy_sampled: bool = False
+    """True when privacy used a seeded subsample of S."""
+    n_closer_train: int = 0
+    """Records of S strictly closer to T than to H."""
+    n_closer_holdout: int = 0
+    """Records of S strictly closer to H than to T."""
+    n_ties: int = 0
+    """Records of S equally close to both (weighted n_T/(n_T+n_H) in dcr_share)."""
+    seconds_privacy: float = 0.0
+    """Wall time of the DCR part."""
+    dcr_histogram: pd.DataFrame | None = artifact(
+        "Counts of S by Hamming distance to its nearest T record and to its nearest H record, and of H "
+        "by distance to its nearest T record (columns distance, to_train, to_holdout, holdout_to_train): "
+        "the DCR distributions side by side (Clearbox; ANITA D2.2 compares S->T with H->T).")
+
+
+def privacy_synthetic(data: EvalData, privacy_sample: int | None) -> pd.DataFrame:
+    """S as the privacy metrics see it: all of it, or a seeded subsample (shared by every family)."""
+    def pick() -> pd.DataFrame:
+        s = data.synthetic
+        if privacy_sample is None or privacy_sample >= len(s):
+            return s
+        rows = np.sort(np.random.default_rng(data.seed).choice(len(s), privacy_sample, replace=False))
+        return s.iloc[rows].reset_index(drop=True)
+    return data.shared(f"privacy_synthetic:{privacy_sample}", pick)
+
+
+def shared_distance_data(data: EvalData, synthetic: pd.DataFrame) -> DistanceData:
+    return data.shared(f"distance_data:{id(synthetic)}",
+                       lambda: distance_data(data.train, data.holdout, synthetic, data.kinds))
+
+
+def holdout_to_train(data: EvalData, codes: DistanceData) -> np.ndarray:
+    """Hamming distance of every H record to its nearest T record (computed once per evaluation)."""
+    return data.shared(f"holdout_to_train:{id(codes)}", lambda: holdout_distances(codes, data.n_jobs))
+
+
+class DCRShare(MetricFamily):
+    """The paper's privacy measure: DCR share on the Hamming distance (SPEC §4)."""
+
+    name = "privacy"
+    result_type = PrivacyResult
+
+    def __init__(self, privacy_sample: int | None = None):
+        """privacy_sample: evaluate on a seeded subsample of S of this size; None = all of S, as the paper."""
+        if privacy_sample is not None and (not isinstance(privacy_sample, int) or privacy_sample < 1):
+            raise ValueError(f"privacy: privacy_sample must be None or a positive integer, got {privacy_sample!r}")
+        self.privacy_sample = privacy_sample
+
+    shardable = True
+
+    def partial(self, data: EvalData, shard: int, of: int) -> dict[str, np.ndarray]:
+        """d_T and d_H of shard `shard` of `of` of S's rows, and d_T of the same share of H's rows
+        (integer distances, in row order). Codes are always cut on all of T, H and S."""
+        s = privacy_synthetic(data, self.privacy_sample)
+        codes = shared_distance_data(data, s)
+        if of == 1 and shard == 0:  # the whole table: shared with the panel, computed once
+            dcr = data.shared(f"dcr:{id(s)}", lambda: privacy(codes, data.holdout_row, data.n_jobs))
+            return {"d_train": dcr.d_train, "d_holdout": dcr.d_holdout,
+                    "holdout_to_train": holdout_to_train(data, codes)}
+        rows = shard_slice(codes.synthetic.shape[1], shard, of)
+        h_rows = shard_slice(codes.holdout.shape[1], shard, of)
+        d_train, d_holdout = synthetic_distances(codes, data.holdout_row, data.n_jobs, rows)
+        return {"d_train": d_train, "d_holdout": d_holdout,
+                "holdout_to_train": holdout_distances(codes, data.n_jobs, h_rows)}
+
+    def merge(self, data: EvalData, partials: Sequence[Mapping[str, np.ndarray]]) -> PrivacyResult:
+        start = time.perf_counter()
+        s = privacy_synthetic(data, self.privacy_sample)
+        d_train, d_holdout, h_to_t = (np.concatenate([p[key] for p in partials])
+                                      for key in ("d_train", "d_holdout", "holdout_to_train"))
+        if len(d_train) != len(s) or len(d_holdout) != len(s) or len(h_to_t) != len(data.holdout):
+            raise ValueError(f"privacy: the partial results cover {len(d_train)} rows of S and {len(h_to_t)} "
+                             f"of H, not {len(s)} and {len(data.holdout)}")
+        # what compute() leaves for the panel: the same distances, without searching again
+        dcr = data.shared(f"dcr:{id(s)}", lambda: dcr_share(d_train, d_holdout, len(data.train), len(data.holdout)))
+        codes = shared_distance_data(data, s)
+        h_to_t = data.shared(f"holdout_to_train:{id(codes)}", lambda: h_to_t)
+        top = int(max(dcr.d_train.max(initial=0), dcr.d_holdout.max(initial=0), h_to_t.max(initial=0)))
+        hist = pd.DataFrame({"distance": np.arange(top + 1),
+                             "to_train": np.bincount(dcr.d_train.astype(np.int64), minlength=top + 1),
+                             "to_holdout": np.bincount(dcr.d_holdout.astype(np.int64), minlength=top + 1),
+                             "holdout_to_train": np.bincount(h_to_t.astype(np.int64), minlength=top + 1)})
+        return PrivacyResult(
+            dcr_share=dcr.share, dcr_share_ci_low=dcr.ci_low, dcr_share_ci_high=dcr.ci_high,
+            dcr_share_pvalue=dcr.pvalue,
+            dcr_train_mean=float(np.mean(dcr.d_train)), dcr_holdout_mean=float(np.mean(dcr.d_holdout)),
+            n_train=len(data.train), n_holdout=len(data.holdout), n_synthetic=len(data.synthetic),
+            n_privacy=len(s), privacy_sampled=len(s) < len(data.synthetic),
+            n_closer_train=dcr.n_closer_train, n_closer_holdout=dcr.n_closer_holdout, n_ties=dcr.n_ties,
+            seconds_privacy=time.perf_counter() - start, dcr_histogram=hist,
+        )
+
+    def compute(self, data: EvalData) -> PrivacyResult:
+        start = time.perf_counter()
+        result = self.merge(data, [self.partial(data, 0, 1)])
+        return dataclasses.replace(result, seconds_privacy=time.perf_counter() - start)

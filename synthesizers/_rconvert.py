@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from benchmark.schema import Column, Schema
+from contracts.schema import Column, Schema
 from synthesizers.base import SynthesizerUnavailable
 
 if TYPE_CHECKING:
@@ -82,18 +82,43 @@ def require_r(packages: Iterable[str] = ()) -> None:
         raise SynthesizerUnavailable(reason)
 
 
-def to_r(df: pd.DataFrame, schema: Schema) -> RDataFrame:
-    """An R data.frame with the schema's columns in order, typed and NA'd as in the table above."""
+_R_RESERVED = {"if", "else", "repeat", "while", "function", "for", "next", "break", "TRUE", "FALSE", "NULL",
+               "Inf", "NaN", "NA", "NA_integer_", "NA_real_", "NA_character_", "NA_complex_", "in"}
+
+
+def r_names(names: Iterable[str]) -> dict[str, str]:
+    """column -> a syntactic, unique R name (letters, digits, '.', '_'; starts with a letter or
+    a '.' not followed by a digit; not a reserved word). Valid names are kept as they are."""
+    import re
+
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for name in names:
+        r = re.sub(r"[^A-Za-z0-9._]", ".", str(name)) or "X"
+        if not re.match(r"^([A-Za-z]|\.(?![0-9]))", r) or r in _R_RESERVED:
+            r = "X" + r
+        base, i = r, 1
+        while r in used:
+            r, i = f"{base}.{i}", i + 1
+        used.add(r)
+        out[str(name)] = r
+    return out
+
+
+def to_r(df: pd.DataFrame, schema: Schema, names: dict[str, str] | None = None) -> RDataFrame:
+    """An R data.frame with the schema's columns in order, typed and NA'd as in the table above;
+    `names` (from r_names) renames the columns for R."""
     import rpy2.robjects as ro
     from rpy2.robjects.conversion import localconverter
 
     schema.check_columns(df, "to_r")
+    names = names or {c: c for c in schema.names}
     with localconverter(ro.default_converter):
-        columns = {col.name: _to_r_vector(df[col.name], col) for col in schema.columns}
+        columns = {names[col.name]: _to_r_vector(df[col.name], col) for col in schema.columns}
         return ro.vectors.DataFrame(columns)
 
 
-def from_r(rdf, schema: Schema, source: str = "R data.frame") -> pd.DataFrame:
+def from_r(rdf, schema: Schema, source: str = "R data.frame", names: dict[str, str] | None = None) -> pd.DataFrame:
     """The R data.frame as a pandas frame in schema order with canonical dtypes.
 
     Each column is read by its R type (factor, character, integer, double, logical), its
@@ -104,11 +129,13 @@ def from_r(rdf, schema: Schema, source: str = "R data.frame") -> pd.DataFrame:
     import rpy2.robjects as ro
     from rpy2.robjects.conversion import localconverter
 
+    names = names or {c: c for c in schema.names}
+    back = {r: c for c, r in names.items()}
     with localconverter(ro.default_converter):
         rdf = ro.vectors.DataFrame(rdf)
-        names = [str(n) for n in rdf.names]
-        schema.check_columns(pd.DataFrame(columns=names), source)
-        out = {col.name: _from_r_vector(rdf.rx2(col.name)) for col in schema.columns}
+        got = [back.get(str(n), str(n)) for n in rdf.names]
+        schema.check_columns(pd.DataFrame(columns=got), source)
+        out = {col.name: _from_r_vector(rdf.rx2(names[col.name])) for col in schema.columns}
     return schema.coerce(pd.DataFrame(out), source)
 
 

@@ -2,7 +2,7 @@
 
 A synthesizer is built from its Hydra config (`_target_` plus constructor arguments),
 fitted once on the training split T and asked for n rows. The harness, not the plug-in,
-checks the output against the schema (synthesizers.checks.check_output).
+checks the output against the schema (benchmark.checks.check_output).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import pandas as pd
 
-from benchmark.schema import Schema
+from contracts.schema import Schema
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,15 @@ class Synthesizer(ABC):
     @abstractmethod
     def sample(self, n: int, seed: int) -> pd.DataFrame:
         """Return n rows with the schema's columns."""
+
+    def info(self) -> dict:
+        """JSON-safe facts about the fitted synthesizer, recorded with the cell (library versions,
+        per-column encodings, records added by a post-processor, ...). Called after `sample`."""
+        return {}
+
+    def artifacts(self) -> dict[str, pd.DataFrame]:
+        """Tables the harness writes into the cell as `<name>.csv` (a tuning trace, ...)."""
+        return {}
 
 
 class SynthesizerUnavailable(RuntimeError):

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from benchmark.schema import Column, Schema
+from contracts.schema import Column, Schema
 from synthesizers._cart_tree import TreeModel, level_scores, ranks
 from synthesizers.base import FitContext, Synthesizer
 

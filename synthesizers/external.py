@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmark.io import read_table
+from contracts.io import read_table
 from synthesizers.base import FitContext, Synthesizer
 
 #: OmegaConf's marker of a mandatory value left unset (`path_template: ???`)
@@ -20,25 +20,37 @@ _UNSET = "???"
 class ExternalFiles(Synthesizer):
     """Reads `path_template` with `{dataset}` replaced by the dataset's name.
 
-    .csv, .csv.gz, .tsv(.gz) and .parquet are read as they are (benchmark.io.read_table);
-    typing the values is the harness's job (check_output). A relative path is taken from
-    the current directory. sample(n, seed) returns the file's first n rows and ignores the
-    seed; a file with fewer than n rows is an error, not a silent shortfall.
+    .csv, .csv.gz, .tsv(.gz) and .parquet are read as pandas reads them by default
+    (contracts.io.read_table: pandas' chunked type inference, the paper's reading; `sep`
+    detected from the header unless given). Typing the values is the harness's job
+    (benchmark.checks.check_output), and `values` says how:
 
-    `lenient_output` (default true) tells the harness to turn values that are not numbers
-    in numeric columns into missing values (and count them) instead of failing the cell:
-    the paper's Gretel files hold such garbage, and the paper's metrics treat a
-    non-numeric value as missing too (SPEC §3, §4).
+    - ``pandas`` (default): each value as the paper's metrics read it (booleans 0/1, numbers
+      and numeric text as numbers, any other text in a numeric column as missing), so the
+      paper's published figures reproduce; every column mixing value types is reported with
+      its counts in the cell's status.
+    - ``lenient``: values coerced to the column's type where possible (the text "True" in a
+      boolean column becomes true). NOT the paper's reading: figures differ from the published.
+    - ``strict``: any value that is not of its column's type fails the cell.
+
+    A relative path is taken from the current directory. sample(n, seed) returns the file's
+    first n rows and ignores the seed; a file with fewer than n rows is an error, not a silent
+    shortfall.
     """
 
-    def __init__(self, path_template: str, lenient_output: bool = True) -> None:
+    VALUES = ("pandas", "lenient", "strict")
+
+    def __init__(self, path_template: str, values: str = "pandas", sep: str | None = None) -> None:
         if not isinstance(path_template, str) or not path_template.strip() or path_template == _UNSET:
             raise ValueError(
                 "ExternalFiles: path_template is not set; give one such as "
                 "path_template='/data/{dataset}_synthetic.csv.gz' (quoted in a Hydra override)"
             )
+        if values not in self.VALUES:
+            raise ValueError(f"ExternalFiles: values must be one of {self.VALUES}, got {values!r}")
         self.path_template = path_template
-        self.lenient_output = bool(lenient_output)
+        self.output_values = values
+        self.sep = sep
         self._table: pd.DataFrame | None = None
         self._path: Path | None = None
 
@@ -52,7 +64,7 @@ class ExternalFiles(Synthesizer):
                 f"ExternalFiles: no file {path} for dataset {ctx.dataset!r} "
                 f"(path_template {self.path_template!r})"
             )
-        self._table = read_table(path)
+        self._table = read_table(path, sep=self.sep)
         self._path = path
 
     def sample(self, n: int, seed: int) -> pd.DataFrame:

@@ -3,24 +3,35 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 from benchmark.config import REPO_ROOT
 
+#: Snakemake options holdbench sets itself; passing them after `--` would silently override its own
+_OWN_OPTIONS = {"--snakefile": "the Snakefile", "-s": "the Snakefile", "--directory": "the working directory",
+                "-d": "the working directory", "--cores": "--cores", "-c": "--cores", "--jobs": "--cores",
+                "-j": "--cores"}
+#: --config keys holdbench sets; the value the user passes must agree with holdbench's
+_CONFIG_FLAGS = ("--config", "-C")
+
 
 def register(sub) -> None:
     p = sub.add_parser("run", help="run a study with Snakemake (cached, resumable)")
-    p.add_argument("study", nargs="?", default="paper", help="conf/study/<name>.yaml (default: paper)")
+    p.add_argument("study", nargs="?", default=None, help="conf/study/<name>.yaml (default: paper)")
     p.add_argument("--cores", default="all", help="Snakemake --cores (default: all)")
     p.add_argument("--no-track", action="store_true", help="do not log to MLflow")
-    p.add_argument("--dry-run", "-n", action="store_true", help="show what would run")
-    p.add_argument("snakemake_args", nargs="*", help="extra Snakemake arguments, after --")
+    p.add_argument("--dry-run", "-n", action="store_true", help="show what would run; writes nothing")
+    _restrict_options(p)
+    p.add_argument("snakemake_args", nargs="*",
+                   help="extra Snakemake arguments, after --; a --config there is merged with holdbench's")
     p.set_defaults(func=_run)
 
     p = sub.add_parser("validate", help="check a study config and list its cells; runs nothing")
     p.add_argument("study")
+    _restrict_options(p)
     p.set_defaults(func=_validate)
 
     p = sub.add_parser("track", help="(re)log a finished study to MLflow; idempotent")
@@ -33,6 +44,12 @@ def register(sub) -> None:
     p.set_defaults(func=_report)
 
 
+def _restrict_options(p) -> None:
+    p.add_argument("--datasets", nargs="+", metavar="NAME",
+                   help="run only these datasets of the study (a study override: results stay in the study)")
+    p.add_argument("--synthesizers", nargs="+", metavar="NAME", help="run only these synthesizers of the study")
+
+
 def _study_dir(name: str) -> Path:
     from benchmark.config import check_name
     from benchmark.workflow import results_root
@@ -43,22 +60,110 @@ def _study_dir(name: str) -> Path:
     return d
 
 
-def _run(args) -> int:
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO_ROOT / "Snakefile"),
-           "--directory", os.getcwd(), "--cores", str(args.cores), "--config", f"study={args.study}"]
+def _restriction(args) -> list[str]:
+    """Study overrides from --datasets / --synthesizers, each name checked."""
+    from benchmark.config import check_name
+
+    out = []
+    for key, group in (("datasets", "dataset"), ("synthesizers", "synthesizer")):
+        names = getattr(args, key, None)
+        if names:
+            for n in names:
+                check_name(group, n)
+            dupes = sorted({n for n in names if names.count(n) > 1})
+            if dupes:
+                raise ValueError(f"--{key}: {dupes} given more than once")
+            out.append(f"{key}=[{','.join(names)}]")
+    return out
+
+
+def snakemake_command(args) -> list[str]:
+    """The Snakemake command line of `holdbench run`: holdbench's settings and the user's extra
+    arguments, with every --config merged into one (Snakemake keeps only the last --config)."""
+    overrides = _restriction(args)
+    extra, user_pairs = _split_config(args.snakemake_args)
+    named = dict(user_pairs).get("study")
+    own = {"study": args.study or named or "paper"}
     if args.no_track:
-        cmd.append("track=False")
+        own["track"] = "False"
+    pairs: dict[str, str] = {}
+    for key, value in user_pairs:
+        if key in pairs and key != "study_overrides":
+            raise ValueError(f"--config {key}= is given twice after --")
+        if key == "study_overrides":
+            overrides.append(value)
+        else:
+            pairs[key] = value
+    for key, value in own.items():
+        if key in pairs and pairs[key] != value and not (key == "track" and pairs[key].lower() == "false"):
+            raise ValueError(f"--config {key}={pairs[key]} after -- contradicts holdbench's own {key}={value} "
+                             f"({'the study named on the command line' if key == 'study' else '--no-track'})")
+        pairs[key] = value
+    if overrides:
+        _check_overrides_disjoint(overrides)
+        pairs["study_overrides"] = ",".join(overrides)
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO_ROOT / "Snakefile"),
+           "--directory", os.getcwd(), "--cores", str(args.cores)]
     if args.dry_run:
         cmd.append("--dry-run")
-    cmd += args.snakemake_args
-    print("$ " + " ".join(cmd), flush=True)
+    return cmd + extra + ["--config"] + [f"{k}={v}" for k, v in pairs.items()]
+
+
+def _split_config(argv: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """(the other arguments, the KEY=VALUE pairs of every --config / -C) of the pass-through args."""
+    extra, pairs = [], []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name = arg.split("=", 1)[0]
+        if name in _OWN_OPTIONS:
+            raise ValueError(f"{arg} after -- would override {_OWN_OPTIONS[name]} holdbench sets; "
+                             f"give it to holdbench itself{' (holdbench run --cores N)' if 'core' in _OWN_OPTIONS[name] else ''}")
+        if name == "--configfile" or name == "--configfiles":
+            raise ValueError(f"{arg} after --: holdbench passes the study as --config; put the settings in "
+                             "--config KEY=VALUE after -- (they are merged) or in conf/study/")
+        if name in _CONFIG_FLAGS:
+            values = [arg.split("=", 1)[1]] if "=" in arg else []
+            i += 1
+            while i < len(argv) and not argv[i].startswith("-") and "=" in argv[i]:
+                values.append(argv[i])
+                i += 1
+            if not values:
+                raise ValueError(f"{arg} after -- needs KEY=VALUE pairs")
+            for v in values:
+                key, _, value = v.partition("=")
+                pairs.append((key.strip(), value))
+            continue
+        extra.append(arg)
+        i += 1
+    return extra, pairs
+
+
+def _check_overrides_disjoint(overrides: list[str]) -> None:
+    """Two overrides of the same study key (e.g. --datasets and study_overrides=datasets=[..]) cannot
+    both be meant: refuse them."""
+    from benchmark.config import split_overrides
+
+    seen: dict[str, str] = {}
+    for text in overrides:
+        for item in split_overrides(text):
+            key = item.split("=", 1)[0].strip().lstrip("+~")
+            if key in seen and seen[key] != item:
+                raise ValueError(f"the study key {key!r} is overridden twice ({seen[key]!r} and {item!r}); "
+                                 "give it once")
+            seen[key] = item
+
+
+def _run(args) -> int:
+    cmd = snakemake_command(args)
+    print("$ " + shlex.join(cmd), flush=True)
     return subprocess.call(cmd)
 
 
 def _validate(args) -> int:
     from benchmark.study import load_study
 
-    study = load_study(args.study)
+    study = load_study(args.study, _restriction(args))
     cells = study.cells()
     print(f"study {study.name!r}: {len(study.datasets)} dataset(s) x {len(study.synthesizers)} "
           f"synthesizer(s) x {len(study.seeds)} seed(s) = {len(cells)} cells, "

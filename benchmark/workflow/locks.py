@@ -1,16 +1,98 @@
-"""Clear the lock a killed Snakemake run leaves behind, so a plain rerun resumes.
+"""Who may change a study: the study lock, what kind of Snakemake invocation this is, and
+clearing the lock a killed Snakemake run leaves behind.
 
-Snakemake refuses to start while `.snakemake/locks/` holds lock files, even when the
-run that wrote them died by `kill -9`. A lock is stale when no other live snakemake
-process works in this directory; only then is it removed.
+Snakemake parses the Snakefile before it takes its own lock, and also for a dry run, a
+`--list-rules` or a job on a cluster node. So holdbench takes its own lock first: an
+exclusive flock on results/<study>/.lock, held by the Snakemake process until it exits (the
+kernel releases it on `kill -9`, so it is never stale). Only an invocation that will execute
+jobs takes it, and only the holder writes anything; a second invocation is refused before it
+writes a byte, a dry run never writes.
 """
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
+import sys
+import time
 from pathlib import Path
 
 import psutil
+
+#: Snakemake CLI flags that parse the workflow but run no job
+READ_ONLY_FLAGS = (
+    "dryrun", "list_rules", "list_target_rules", "print_compilation", "lint", "dag", "rulegraph",
+    "filegraph", "d3dag", "summary", "detailed_summary", "list_changes", "list_input_changes",
+    "list_params_changes", "list_untracked", "unlock", "cleanup_metadata", "cleanup_shadow", "archive",
+    "containerize", "generate_unit_tests", "conda_create_envs_only", "conda_cleanup_envs", "list_conda_envs",
+    "container_cleanup_images", "report", "delete_all_output", "delete_temp_output",
+)
+
+_HELD: dict[str, int] = {}
+
+
+class StudyBusy(RuntimeError):
+    """Another invocation holds the study's lock; this one changed nothing."""
+
+
+def invocation_mode(workflow=None) -> str:
+    """"run" (this process executes jobs: lock, then write), "dry" (parses only: write nothing)
+    or "job" (a job process on a cluster node, or a subprocess: the main process prepared everything).
+
+    Read from Snakemake's exec mode and the CLI's parsed arguments; when Snakemake is driven
+    through its API and no arguments are found, "run" (the lock then guards the study).
+    """
+    mode = getattr(getattr(workflow, "exec_mode", None), "name", "DEFAULT")
+    if mode != "DEFAULT":
+        return "job"
+    if os.environ.get("HOLDBENCH_DRY_RUN") == "1":
+        return "dry"
+    args = _cli_args()
+    if args is not None and any(getattr(args, flag, None) for flag in READ_ONLY_FLAGS):
+        return "dry"
+    return "run"
+
+
+def _cli_args():
+    """The argparse namespace of Snakemake's CLI, from the stack of this parse (None if not found)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "args_to_api" and "snakemake" in frame.f_code.co_filename:
+            return frame.f_locals.get("args")
+        frame = frame.f_back
+    return None
+
+
+def lock_study(root: Path) -> None:
+    """Hold results/<study>/.lock for the life of this process, or raise StudyBusy naming the holder."""
+    key = str(root.resolve())
+    if key in _HELD:
+        return
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = _holder(fd)
+        os.close(fd)
+        raise StudyBusy(
+            f"study {root.name!r} ({root}) is being run by another invocation{holder}; this one changed "
+            "nothing. Wait for it to finish, or stop it, and run again") from None
+    me = psutil.Process()
+    record = {"pid": me.pid, "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(me.create_time())),
+              "cmdline": " ".join(me.cmdline())[:300], "cwd": os.getcwd()}
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps(record).encode(), 0)
+    _HELD[key] = fd
+
+
+def _holder(fd: int) -> str:
+    try:
+        rec = json.loads(os.pread(fd, 4096, 0).decode() or "{}")
+        return f" (pid {rec['pid']}, started {rec['started']}, in {rec['cwd']})"
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
 
 
 def _other_snakemake_here(workdir: Path) -> bool:
@@ -29,7 +111,8 @@ def _other_snakemake_here(workdir: Path) -> bool:
 
 
 def clear_stale_locks(workdir: Path = Path(".")) -> bool:
-    """Remove stale lock files; return True if any were removed."""
+    """Remove Snakemake's lock files when no other live snakemake process works in this
+    directory (a killed run left them); return True if any were removed."""
     locks = workdir / ".snakemake" / "locks"
     files = list(locks.glob("*.lock")) if locks.is_dir() else []
     if not files or _other_snakemake_here(workdir):

@@ -4,7 +4,10 @@ The leaderboard, plots, report and tracking tests read it; every number in it co
 the small formulas below, so the tests derive what they expect from the same inputs
 (`StudyFixture.metrics`) and never from the code under test.
 2 datasets x 3 synthesizers (holdout included) x 2 seeds, with one error cell without
-metrics, one skipped cell and one cell whose status.json is corrupt.
+metrics, one skipped cell and one cell whose status.json is corrupt. Ok cells carry the
+artifact tables the metric families write (marginals, dcr_histogram, nndr_distribution; one
+cell each mia_roc, disclosure_curve, tuning_trace), except NO_DISTANCE_CELL, which lacks the
+two distance tables.
 """
 
 from __future__ import annotations
@@ -29,6 +32,17 @@ CORRUPT_CELL = ("beta", "ctgan", 1)
 ERROR_REASON = "RuntimeError: generator diverged | loss=nan <b>bold</b>"
 SKIPPED_REASON = "needs R: rpy2 not installed"
 COLUMNS = ["age", "job", "hours", "member"]
+#: an ok cell whose families wrote no dcr_histogram / nndr_distribution (its figures must be absent)
+NO_DISTANCE_CELL = ("alpha", "gauss", 1)
+#: cells carrying the optional artifacts (one each)
+MIA_CELL = ("alpha", "gauss", 0)
+DISCLOSURE_CELL = ("alpha", "gauss", 0)
+TUNING_CELL = ("beta", "ctgan", 0)
+#: Hamming DCR counts at distances 0..4 per synthesizer index (120 records each): the holdout and
+#: gauss rows have S as far from T as from H; ctgan's S sits at small distances to T (a leak)
+DCR_COUNTS = {0: ([10, 30, 40, 30, 10], [10, 30, 40, 30, 10]),
+              1: ([10, 30, 40, 30, 10], [10, 30, 40, 30, 10]),
+              2: ([60, 40, 15, 5, 0], [5, 15, 40, 40, 20])}
 
 
 @dataclass
@@ -97,6 +111,35 @@ def _marginals(rng: np.random.Generator) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def dcr_histogram(s: int) -> pd.DataFrame:
+    to_train, to_holdout = DCR_COUNTS[min(s, 2)]
+    return pd.DataFrame({"distance": range(5), "to_train": to_train, "to_holdout": to_holdout})
+
+
+def nndr_distribution(s: int) -> pd.DataFrame:
+    """Quantiles of d1/d2: H's are uniform on [0, 1]; S's are q^(1+s), smaller for larger s."""
+    q = np.round(np.linspace(0, 1, 101), 2)
+    return pd.DataFrame({"quantile": q, "synthetic": q ** (1 + s), "holdout": q})
+
+
+def _optional_artifacts(key: tuple[str, str, int]) -> dict[str, pd.DataFrame]:
+    out = {}
+    if key == MIA_CELL:
+        out["mia_roc"] = pd.DataFrame({"attack": ["dcr"] * 3 + ["density"] * 3,
+                                       "fpr": [0, 0.5, 1, 0, 0.2, 1], "tpr": [0, 0.6, 1, 0, 0.3, 1]})
+    if key == DISCLOSURE_CELL:
+        out["disclosure_curve"] = pd.DataFrame({
+            "delta": [0.001, 0.25, 0.5] * 2, "targets": ["train"] * 3 + ["holdout"] * 3,
+            "max_ratio": [1.0, 2.5, 3.0, 1.0, 2.0, 2.4], "mean_ratio": [1.0, 1.1, 1.2, 1.0, 1.05, 1.1],
+            "share_above_c": [0, 0.01, 0.02, 0, 0.0, 0.01], "n_targets": [50] * 6})
+    if key == TUNING_CELL:
+        out["tuning_trace"] = pd.DataFrame({
+            "iteration": [0, 1, 2, 0, 1, 2], "optimizer_seed": [0, 0, 0, 1, 1, 1], "K": [10, 50, 20, 30, 15, 40],
+            "objective": [-0.5, -0.2, -0.3, -0.4, -0.1, -0.25],
+            "mean_pmse_ratio": [1.7, 1.45, 1.55, 1.63, 1.32, 1.5], "seconds": [1.0] * 6})
+    return out
+
+
 def build_study(root: Path, name: str = "toy", synthesizers: list[str] | None = None,
                 error_reason: str = ERROR_REASON) -> StudyFixture:
     synthesizers = list(synthesizers or SYNTHS)
@@ -148,6 +191,11 @@ def build_study(root: Path, name: str = "toy", synthesizers: list[str] | None = 
                     synthetic = holdout if synth == "holdout" else _table(rng, 120, shift=3.0 * s)
                     synthetic.to_parquet(cell / "synthetic.parquet", index=False)
                     _marginals(rng).to_csv(cell / "marginals.csv", index=False)
+                    if key != NO_DISTANCE_CELL:
+                        dcr_histogram(s).to_csv(cell / "dcr_histogram.csv", index=False)
+                        nndr_distribution(s).to_csv(cell / "nndr_distribution.csv", index=False)
+                    for art, table in _optional_artifacts(key).items():
+                        table.to_csv(cell / f"{art}.csv", index=False)
     return study
 
 

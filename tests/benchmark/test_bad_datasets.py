@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 from benchmark.data import DataUnavailable, dataset_schema, load_dataset
-from benchmark.schema import SchemaError
+from contracts.schema import SchemaError
 from benchmark.split import random_split
-from metrics import evaluate
+from metrics import evaluate, paper_families
 from synthesizers.base import FitContext
 from synthesizers.flip import Flip
 from tests.workflow.helpers import make_conf
@@ -105,7 +105,7 @@ def _evaluate_flip(name: str) -> dict:
     flip = Flip(p=0.5)
     flip.fit(t, FitContext(schema=schema, seed=0, dataset=name))
     s = schema.coerce(flip.sample(len(t), seed=0), "flip")
-    return evaluate(t, h, s, schema.kinds, extended=False).to_dict()
+    return evaluate(t, h, s, schema.kinds, families=paper_families()).to_dict()
 
 
 def test_constant_column_is_handled(file_dataset):

@@ -10,7 +10,7 @@ import pytest
 
 from benchmark.data import DataUnavailable, dataset_schema, load_dataset
 from benchmark.demo import make_demo
-from benchmark.schema import SchemaError
+from contracts.schema import SchemaError
 from tests.conftest import PAPER, PAPER_DATASETS
 
 EXPECTED_SHAPES = {

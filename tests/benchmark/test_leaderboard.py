@@ -9,9 +9,15 @@ import statistics
 import pandas as pd
 import pytest
 
-from benchmark.leaderboard import LEADERBOARD_COLUMNS, aggregate, collect_cells, write_leaderboard
+from benchmark.results import TIMINGS
+from benchmark.leaderboard import aggregate, leaderboard_columns, write_leaderboard
+from benchmark.results import load_results
 
 T975 = {1: 12.706204736174698, 2: 4.302652729749464}  # t quantile 0.975 by degrees of freedom
+from metrics import default_families
+from metrics.registry import specs_of
+
+PAPER_SPECS = [sp for f in default_families() for sp in specs_of(f.result_type)]
 
 
 def _row(cells: pd.DataFrame, dataset: str, synth: str, seed: int) -> pd.Series:
@@ -21,13 +27,13 @@ def _row(cells: pd.DataFrame, dataset: str, synth: str, seed: int) -> pd.Series:
 
 
 def test_collect_lists_every_cell_in_study_order(study):
-    cells = collect_cells(study.path)
+    cells = load_results(study.path).table
     assert list(zip(cells["dataset"], cells["synthesizer"], cells["seed"])) == study.keys
     assert cells["cell_id"].iloc[0] == f"{study.name}/alpha/seed0/holdout"
 
 
 def test_collect_statuses_and_reasons(study):
-    cells = collect_cells(study.path)
+    cells = load_results(study.path).table
     err = _row(cells, *study.error_cell)
     assert (err["status"], err["stage"], err["reason"]) == ("error", "generate", study.error_reason)
     assert math.isnan(err["F1"])
@@ -41,7 +47,7 @@ def test_collect_statuses_and_reasons(study):
 
 
 def test_collect_values_come_from_the_files(study):
-    cells = collect_cells(study.path)
+    cells = load_results(study.path).table
     for key in study.keys:
         if study.is_ok(key):
             row, written = _row(cells, *key), study.metrics[key]
@@ -59,7 +65,7 @@ def test_collect_never_crashes_on_odd_directories(study_factory):
     (s.path / "alpha" / "notes").mkdir()
     (s.path / "beta" / "seed1" / "stray.txt").write_text("x")
     (s.path / "study.json").write_text("{broken")
-    cells = collect_cells(s.path)
+    cells = load_results(s.path).table
     assert len(cells) == len(s.keys)
     missing = _row(cells, "alpha", "gauss", 0)
     assert missing["status"] == "error" and "status.json missing" in missing["reason"]
@@ -69,7 +75,7 @@ def test_collect_never_crashes_on_odd_directories(study_factory):
 
 
 def test_aggregate_means_and_t_interval_over_two_seeds(study):
-    summary = aggregate(collect_cells(study.path))
+    summary = aggregate(load_results(study.path).table, PAPER_SPECS)
     row = summary[(summary["dataset"] == "alpha") & (summary["synthesizer"] == "gauss")].iloc[0]
     assert (row["n_seeds"], row["n_ok"]) == (2, 2)
     for metric in ("F2", "dcr_share", "F3_ratio"):
@@ -82,7 +88,7 @@ def test_aggregate_means_and_t_interval_over_two_seeds(study):
 
 
 def test_aggregate_single_ok_seed_uses_wilson_for_dcr_share_only(study):
-    summary = aggregate(collect_cells(study.path))
+    summary = aggregate(load_results(study.path).table, PAPER_SPECS)
     row = summary[(summary["dataset"] == "alpha") & (summary["synthesizer"] == "ctgan")].iloc[0]
     assert (row["n_seeds"], row["n_ok"]) == (2, 1)
     only = study.metrics[("alpha", "ctgan", 0)]
@@ -100,17 +106,25 @@ def test_aggregate_three_seeds_by_hand():
         "dataset": ["d"] * 4, "synthesizer": ["s"] * 4, "seed": [0, 1, 2, 3],
         "status": ["ok", "ok", "ok", "timeout"], "F2": [1.0, 2.0, 3.0, 100.0],
     })
-    row = aggregate(cells).iloc[0]
+    row = aggregate(cells, PAPER_SPECS).iloc[0]
     assert (row["n_seeds"], row["n_ok"], row["F2_mean"]) == (4, 3, 2.0)
     assert row["F2_ci_high"] == pytest.approx(2.0 + T975[2] / math.sqrt(3))
     assert "timeout" in row["statuses"]
 
 
 def test_write_leaderboard_files(study):
-    paths = write_leaderboard(study.path)
+    paths = write_leaderboard(load_results(study.path))
     assert set(paths) == {"csv", "summary", "md"}
     table = pd.read_csv(paths["csv"], keep_default_na=False)
-    assert tuple(table.columns) == LEADERBOARD_COLUMNS
+    declared = leaderboard_columns(load_results(study.path).specs)
+    timings = [c for c in declared if c in TIMINGS]
+    registry = [c for c in declared if c not in TIMINGS]
+    # identity and registry metrics first, timings last, every other scalar of metrics.json between
+    assert list(table.columns[:len(registry)]) == registry
+    assert list(table.columns[-len(timings):]) == timings
+    scalars = {k for m in study.metrics.values() for k, v in m.items() if not isinstance(v, (dict, list))}
+    assert scalars - set(table.columns) == set()
+    assert not {"cell_id", "path", "config_digest"} & set(table.columns)
     assert len(table) == len(study.keys)
     assert list(zip(table["dataset"], table["synthesizer"], table["seed"])) == study.keys
     err = table[(table["synthesizer"] == study.error_cell[1]) & (table["seed"] == study.error_cell[2])
@@ -122,22 +136,22 @@ def test_write_leaderboard_files(study):
 
 
 def test_markdown_shows_failed_cells_with_reason_and_legend(study):
-    md = write_leaderboard(study.path)["md"].read_text()
+    md = write_leaderboard(load_results(study.path))["md"].read_text()
     assert "## alpha" in md and "## beta" in md
     assert "ctgan seed1: **error** at generate" in md
-    assert "generator diverged \\| loss=nan &lt;b&gt;bold&lt;/b&gt;" in md
+    assert "generator diverged \\| loss=nan \\<b\\>bold\\</b\\>" in md and "&lt;" not in md
     assert "<b>bold</b>" not in md
     assert f"gauss seed0: **skipped** — {study.skipped_reason}" in md
     assert "1 is ideal" in md and "0.5 is ideal" in md
     gauss_alpha = next(line for line in md.splitlines() if line.startswith("| gauss | ok |"))
-    mean_f2 = statistics.mean(study.metrics[("alpha", "gauss", k)]["F2"] for k in study.seeds)
-    assert f"{mean_f2:.4f}" in gauss_alpha
+    mean_f2 = statistics.mean(study.metrics[("alpha", "gauss", k)]["F2_ratio"] for k in study.seeds)
+    assert f"{mean_f2:.3f}" in gauss_alpha
 
 
 def test_study_json_order_wins_over_alphabetical(study_factory):
     s = study_factory(name="order", synthesizers=["zeta", "alpha_synth", "holdout"])
     meta = json.loads((s.path / "study.json").read_text())
-    cells = collect_cells(s.path)
+    cells = load_results(s.path).table
     assert list(dict.fromkeys(cells["synthesizer"])) == meta["synthesizers"]
 
 
@@ -146,5 +160,5 @@ def test_cells_outside_the_declared_study_are_ignored(study_factory):
     (s.path / "alpha" / "seed0" / "dropped_synth").mkdir()
     (s.path / "alpha" / "seed7" / "gauss").mkdir(parents=True)
     (s.path / "logs" / "seed0" / "x").mkdir(parents=True)
-    cells = collect_cells(s.path)
+    cells = load_results(s.path).table
     assert list(zip(cells["dataset"], cells["synthesizer"], cells["seed"])) == s.keys

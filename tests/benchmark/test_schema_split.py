@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark.schema import Schema, SchemaError
+from contracts.schema import Schema, SchemaError
 from benchmark.split import provided_split, random_split
 from tests.conftest import PAPER, needs_shared
 
@@ -83,7 +83,7 @@ def test_provided_split_reads_paper_files():
 
 
 def test_schema_json_round_trip_keeps_column_order(schema, tmp_path):
-    from benchmark.io import write_json
+    from contracts.io import write_json
 
     write_json(tmp_path / "s.json", schema.to_dict())
     back = Schema.from_dict(__import__("json").loads((tmp_path / "s.json").read_text()))

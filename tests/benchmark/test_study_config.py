@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 import pytest
@@ -94,3 +95,16 @@ def test_study_overrides_split_at_top_level_commas_and_may_add_keys():
     assert study.synthesizers == ("flip10", "flip50") and study.synth_configs["flip50"]["p"] == 0.55
     with pytest.raises(ConfigError, match="synthesiser"):
         load_study("demo", ["synthesiser=[flip10]"])
+
+
+@pytest.mark.parametrize("group", ["metrics", "study", "dataset", "synthesizer", "gates"])
+def test_direct_yaml_reading_equals_hydra(group):
+    """The light reader (no Hydra, for cold starts) gives exactly what Hydra composes, for every file."""
+    from benchmark.config import _plain_config, config_files, group_config, load_group, to_container
+
+    names = config_files(group)
+    assert names
+    if group == "metrics":  # the cold-start path: every metrics config is read without Hydra
+        assert [n for n in names if _plain_config(group, n, ()) is None] == []
+    for name in names:
+        assert json.dumps(group_config(group, name)) == json.dumps(to_container(load_group(group, name))), name

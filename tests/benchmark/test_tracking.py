@@ -12,8 +12,9 @@ import pytest
 mlflow = pytest.importorskip("mlflow")
 from mlflow.tracking import MlflowClient
 
-from benchmark.leaderboard import read_cells
+from benchmark.leaderboard import write_leaderboard
 from benchmark.plots import plot_cell_marginals
+from benchmark.results import load_results, read_cells
 from benchmark.tracking import CELL_TAG, TrackingError, log_study, resolve_uri
 
 
@@ -27,6 +28,7 @@ def logged(study_factory, store):
     s = study_factory(name="trk")
     first_ok = next(c for c in read_cells(s.path) if c.ok)
     plot_cell_marginals(first_ok)
+    write_leaderboard(load_results(s.path))  # the collect job's output, which track logs as found
     result = log_study(s.path, store)
     return s, result, first_ok
 
@@ -88,9 +90,27 @@ def test_failed_cells_are_runs_with_status(logged, store):
     assert err.data.tags["status"] == "error" and err.data.tags["reason"] == s.error_reason
     assert err.info.status == "FAILED" and "F1" not in err.data.metrics
     skipped = client.get_run(result["runs"][_cell_id(s.skipped_cell)])
-    assert skipped.data.tags["status"] == "skipped" and skipped.info.status == "KILLED"
+    # MLflow's runs table draws FAILED and KILLED alike (red cross); SCHEDULED shows a clock
+    assert skipped.data.tags["status"] == "skipped" and skipped.info.status == "SCHEDULED"
     corrupt = client.get_run(result["runs"][_cell_id(s.corrupt_cell)])
     assert corrupt.data.tags["status"] == "error" and "status.json" in corrupt.data.tags["reason"]
+
+
+def test_experiment_opens_on_runs_table_with_headline_metrics(logged, store):
+    _, result, _ = logged
+    client = MlflowClient(tracking_uri=store)
+    exp = client.get_experiment(result["experiment_id"])
+    assert result["ui_path"] == (f"/#/experiments/{result['experiment_id']}/runs"
+                                 "?workflowType=machine_learning&viewStateShareKey=holdbench")
+    view = json.loads(exp.tags["mlflow.sharedViewState.holdbench"])
+    columns = view["selectedColumns"]
+    for metric in ("dcr_share", "F1_ratio", "F2_ratio", "F3_ratio"):  # the registry's headline metrics
+        assert f"metrics.`{metric}`" in columns
+    assert "tags.`status`" in columns and "params.`synthesizer`" in columns
+    assert "metrics.`F1`" not in columns  # not a headline metric
+    assert view["orderByKey"] == "tags.`mlflow.runName`" and view["runsHiddenMode"] == "SHOW_ALL"
+    assert result["ui_path"] in exp.tags["mlflow.note.content"]
+    assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
 
 
 def test_study_run(logged, store):

@@ -13,7 +13,7 @@ import pytest
 
 from benchmark._uci import map_to_canonical
 from benchmark.data import dataset_config, dataset_schema
-from benchmark.schema import SchemaError
+from contracts.schema import SchemaError
 
 
 def _map(name: str, frame: pd.DataFrame) -> pd.DataFrame:

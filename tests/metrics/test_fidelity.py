@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics import evaluate, kinds_from_dtypes
+from metrics import Fidelity, evaluate, kinds_from_dtypes, paper_families
 from metrics._discretise import Discretiser
 from metrics._kernels import marginal_tvds
 from metrics.fidelity import FidelityModel, _unrank_combination, select_combinations
@@ -113,7 +113,7 @@ def test_holdout_row_ratio_is_exactly_one_and_marginals_table():
     rng = np.random.default_rng(1)
     t = pd.DataFrame({"a": rng.integers(0, 5, 50), "b": rng.choice(list("pqr"), 50), "c": rng.random(50)})
     h = pd.DataFrame({"a": rng.integers(0, 6, 40), "b": rng.choice(list("pqs"), 40), "c": rng.random(40)})
-    res = evaluate(t, h, None, kinds_from_dtypes(t), holdout_row=True, extended=False)
+    res = evaluate(t, h, None, kinds_from_dtypes(t), holdout_row=True, families=paper_families())
     assert (res.F1_ratio, res.F2_ratio, res.F3_ratio) == (1.0, 1.0, 1.0)
     m = res.marginals
     assert list(m.columns) == ["columns", "k", "tvd_synthetic", "tvd_holdout"]
@@ -127,8 +127,8 @@ def test_column_order_of_synthetic_does_not_matter():
     t = pd.DataFrame({"a": rng.integers(0, 9, 60), "b": rng.choice(list("pqr"), 60)})
     s = pd.DataFrame({"a": rng.integers(0, 9, 70), "b": rng.choice(list("pqr"), 70)})
     kinds = kinds_from_dtypes(t)
-    one = evaluate(t, t, s, kinds, extended=False).to_dict()
-    two = evaluate(t, t, s[["b", "a"]], kinds, extended=False).to_dict()
+    one = evaluate(t, t, s, kinds, families=paper_families()).to_dict()
+    two = evaluate(t, t, s[["b", "a"]], kinds, families=paper_families()).to_dict()
     for key in ("F1", "F2", "dcr_share"):
         assert one[key] == two[key]
 
@@ -166,9 +166,9 @@ def test_max_combinations_samples_deterministically():
     rng = np.random.default_rng(3)
     t = pd.DataFrame({f"c{i}": rng.integers(0, 4, 40) for i in range(8)})
     kinds = kinds_from_dtypes(t)
-    a = evaluate(t, t, t, kinds, max_combinations=10, extended=False, seed=5)
-    b = evaluate(t, t, t, kinds, max_combinations=10, extended=False, seed=5)
-    c = evaluate(t, t, t, kinds, max_combinations=10, extended=False, seed=6)
+    a = evaluate(t, t, t, kinds, families=[Fidelity(max_combinations=10)], seed=5)
+    b = evaluate(t, t, t, kinds, families=[Fidelity(max_combinations=10)], seed=5)
+    c = evaluate(t, t, t, kinds, families=[Fidelity(max_combinations=10)], seed=6)
     assert a.combinations_sampled and a.to_dict()["combinations_sampled"] is True
     assert (a.n_combinations_1, a.n_combinations_2, a.n_combinations_3) == (8, 10, 10)
     assert a.marginals["columns"].tolist() == b.marginals["columns"].tolist()
@@ -176,7 +176,7 @@ def test_max_combinations_samples_deterministically():
     combos, sampled = select_combinations(8, 3, 10, np.random.default_rng(0))
     assert sampled and len({tuple(x) for x in combos}) == 10
     assert all(list(x) == sorted(x) for x in combos)
-    full = evaluate(t, t, t, kinds, extended=False)
+    full = evaluate(t, t, t, kinds, families=paper_families())
     assert not full.combinations_sampled and full.n_combinations_3 == 56
 
 
@@ -188,3 +188,29 @@ def test_one_row_inputs():
     assert d["F1"] == pytest.approx(0.5)  # a: T [1] vs S _other_ -> TVD 1; b: 0
     assert d["F1_ratio"] is None  # F1(T, H) = 0: ratio undefined
     assert d["n_synthetic"] == 1 and d["dcr_share"] == pytest.approx(0.5)
+
+
+def _tvd_groupby(a: pd.DataFrame, b: pd.DataFrame, cols: list[str]) -> float:
+    pa = a.groupby(cols).size() / len(a)
+    pb = b.groupby(cols).size() / len(b)
+    return 0.5 * float(pa.sub(pb, fill_value=0).abs().sum())
+
+
+def test_four_way_fidelity_equals_a_groupby_reference():
+    rng = np.random.default_rng(11)
+    cols = list("abcdef")
+    t = pd.DataFrame({c: rng.choice(["x", "y", "z"], 300) for c in cols})
+    h = pd.DataFrame({c: rng.choice(["x", "y", "z"], 250) for c in cols})
+    s = pd.DataFrame({c: rng.choice(["x", "y", "z"], 200, p=[0.6, 0.3, 0.1]) for c in cols})
+    kinds = {c: "categorical" for c in cols}
+    d = evaluate(t, h, s, kinds, families=[Fidelity(four_way_combinations=100)]).to_dict()
+    combos = [list(c) for c in itertools.combinations(cols, 4)]
+    f4_s = np.mean([_tvd_groupby(t, s, c) for c in combos])
+    f4_h = np.mean([_tvd_groupby(t, h, c) for c in combos])
+    assert d["n_combinations_4"] == 15
+    assert d["F4"] == pytest.approx(f4_s, abs=1e-12) and d["F4_holdout"] == pytest.approx(f4_h, abs=1e-12)
+    assert d["F4_ratio"] == pytest.approx(f4_s / f4_h)
+    sampled = evaluate(t, h, s, kinds, families=[Fidelity(four_way_combinations=5)], seed=3).to_dict()
+    assert sampled["n_combinations_4"] == 5 and sampled["F3"] == d["F3"]
+    off = evaluate(t, h, s, kinds, families=[Fidelity()]).to_dict()
+    assert off["F4"] is None and off["n_combinations_4"] == 0

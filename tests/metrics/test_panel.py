@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics import EvaluationResult, evaluate
+from metrics import DCRShare, EvaluationResult, Fidelity, evaluate, paper_families
 from metrics._kernels import gower_smallest, tile_buffer
 from metrics.panel import nndr
 
@@ -90,24 +90,24 @@ def test_holdout_row_panel_and_json_shape():
     assert d["nndr5_p05_synthetic"] == d["nndr5_p05_holdout"] and d["bq_nndr_pass"] is True
     json.dumps(d, allow_nan=False)
     assert all(v is None or isinstance(v, (bool, int, float, str)) for v in d.values())
-    assert isinstance(res, EvaluationResult) and res.F1 == res.fidelity.F1
+    assert isinstance(res, EvaluationResult) and res.F1 == res.results['fidelity'].F1
 
 
-def test_not_extended_keeps_keys_as_none():
+def test_families_decide_the_keys():
     t = frame([("a", "x"), ("b", "y")])
     full = evaluate(t, t, t, CAT2).to_dict()
-    short = evaluate(t, t, t, CAT2, extended=False)
-    d = short.to_dict()
-    assert set(d) == set(full) and short.panel is None
-    assert d["ims_synthetic"] is None and d["gower_dcr_share"] is None and d["extended"] is False
+    short = evaluate(t, t, t, CAT2, families=paper_families()).to_dict()
+    assert full["families"] == "fidelity,privacy,panel" and short["families"] == "fidelity,privacy"
+    assert "ims_synthetic" in full and "ims_synthetic" not in short and "gower_dcr_share" not in short
     required = [
         "F1", "F2", "F3", "F1_holdout", "F2_holdout", "F3_holdout", "F1_ratio", "F2_ratio", "F3_ratio",
         "dcr_share", "dcr_share_ci_low", "dcr_share_ci_high", "dcr_share_pvalue", "dcr_train_mean",
         "dcr_holdout_mean", "n_train", "n_holdout", "n_synthetic", "n_closer_train",
         "n_closer_holdout", "n_ties", "seconds_fidelity", "seconds_privacy", "n_combinations_1",
-        "n_combinations_2", "n_combinations_3", "combinations_sampled", "seconds_extended",
+        "n_combinations_2", "n_combinations_3", "combinations_sampled",
     ]
-    assert not [k for k in required if k not in d]
+    assert not [k for k in required if k not in short]
+    assert set(short) < set(full) and "seconds_extended" in full
 
 
 @pytest.mark.parametrize("bad, message", [
@@ -119,8 +119,8 @@ def test_not_extended_keeps_keys_as_none():
     ({"kinds": {"u": "categorical", "v": "text"}}, "kinds must be one of"),
     ({"synthetic": frame([])}, "synthetic has no rows"),
     ({"n_jobs": 0}, "n_jobs"),
-    ({"max_combinations": 0}, "max_combinations"),
-    ({"privacy_sample": -3}, "privacy_sample"),
+    ({"seed": -1}, "seed"),
+    ({"target": "nope"}, "target column 'nope'"),
 ])
 def test_bad_inputs_raise_value_error_naming_the_problem(bad, message):
     args = {"train": frame([("a", "x"), ("b", "y")]), "holdout": frame([("a", "x")]),
@@ -128,6 +128,13 @@ def test_bad_inputs_raise_value_error_naming_the_problem(bad, message):
     args.update(bad)
     with pytest.raises(ValueError, match=message):
         evaluate(**args)
+
+
+def test_bad_family_options_raise_value_error_naming_them():
+    with pytest.raises(ValueError, match="max_combinations"):
+        Fidelity(max_combinations=0)
+    with pytest.raises(ValueError, match="privacy_sample"):
+        DCRShare(privacy_sample=-3)
 
 
 def test_holdout_row_rejects_a_different_synthetic_and_tiny_holdout():

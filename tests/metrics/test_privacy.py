@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from metrics import evaluate
+from metrics import DCRShare, Fidelity, PrivacyPanel, evaluate, paper_families
 from metrics._kernels import hamming_smallest, tile_buffer
 from metrics.privacy import (
     dcr_share,
@@ -35,7 +35,7 @@ def test_share_with_tie_weighting_by_hand():
         ("c", "z"),  # d_T 2, d_H 0 -> closer to H
         ("a", "w"),  # d_T 1, d_H 1 -> tie, weight n_T/(n_T+n_H) = 2/5
     ])
-    d = evaluate(t, h, s, CAT2, extended=False).to_dict()
+    d = evaluate(t, h, s, CAT2, families=paper_families()).to_dict()
     assert d["dcr_share"] == pytest.approx((1 + 2 / 5) / 3, abs=1e-15)
     assert (d["n_closer_train"], d["n_closer_holdout"], d["n_ties"]) == (1, 1, 1)
     assert d["dcr_train_mean"] == pytest.approx(1.0)
@@ -45,7 +45,7 @@ def test_share_with_tie_weighting_by_hand():
 def test_holdout_row_uses_second_nearest_in_h():
     t = frame([("a", "y")])
     h = frame([("a", "x"), ("a", "x"), ("b", "y"), ("c", "y")])
-    d = evaluate(t, h, None, CAT2, holdout_row=True, extended=False).to_dict()
+    d = evaluate(t, h, None, CAT2, holdout_row=True, families=paper_families()).to_dict()
     # d_T: every H row differs from (a, y) in one column -> 1, 1, 1, 1
     # d_H (self excluded): (a,x) has a twin -> 0, 0; (b,y) and (c,y) are 1 apart -> 1, 1
     # -> two closer to H, two ties weighted 1/(1+4)
@@ -59,7 +59,7 @@ def test_numeric_bins_missing_and_garbage():
     t = pd.DataFrame({"n": [1.0, 2.0, np.nan], "c": ["p", "p", "p"]})
     h = pd.DataFrame({"n": [3.0, 3.0, 3.0], "c": ["p", "p", "p"]})
     s = pd.DataFrame({"n": ["abc", 1.0, 3.0], "c": ["p", "q", "p"]}, dtype=object)
-    d = evaluate(t, h, s, kinds, extended=False).to_dict()
+    d = evaluate(t, h, s, kinds, families=paper_families()).to_dict()
     # "abc" is missing, as T's NaN: d_T 0, d_H 1; (1, q): d_T 1, d_H 2; (3, p): d_T 1, d_H 0
     assert (d["n_closer_train"], d["n_closer_holdout"], d["n_ties"]) == (2, 1, 0)
     assert d["dcr_train_mean"] == pytest.approx(2 / 3)
@@ -141,6 +141,10 @@ def test_row_ids_over_several_packed_words():
     assert len(np.unique(np.stack([got, want.reshape(-1)]), axis=1)[0]) == len(np.unique(got))
 
 
+def sampled(n):
+    return [Fidelity(), DCRShare(privacy_sample=n), PrivacyPanel(privacy_sample=n)]
+
+
 def test_privacy_sample_and_n_jobs():
     rng = np.random.default_rng(4)
     cols = {"a": rng.integers(0, 20, 400), "b": rng.choice(list("pqrst"), 400), "c": rng.normal(size=400)}
@@ -148,9 +152,9 @@ def test_privacy_sample_and_n_jobs():
     h = t.sample(frac=1, random_state=1).reset_index(drop=True).iloc[:200]
     s = pd.DataFrame({k: rng.permutation(v) for k, v in cols.items()})
     kinds = {"a": "numeric", "b": "categorical", "c": "numeric"}
-    one = evaluate(t, h, s, kinds, privacy_sample=100, seed=3).to_dict()
-    again = evaluate(t, h, s, kinds, privacy_sample=100, seed=3, n_jobs=2).to_dict()
-    other = evaluate(t, h, s, kinds, privacy_sample=100, seed=4).to_dict()
+    one = evaluate(t, h, s, kinds, families=sampled(100), seed=3).to_dict()
+    again = evaluate(t, h, s, kinds, families=sampled(100), seed=3, n_jobs=2).to_dict()
+    other = evaluate(t, h, s, kinds, families=sampled(100), seed=4).to_dict()
     full = evaluate(t, h, s, kinds).to_dict()
     assert one["privacy_sampled"] and one["n_privacy"] == 100 and one["n_synthetic"] == 400
     assert one["n_closer_train"] + one["n_closer_holdout"] + one["n_ties"] == 100
@@ -161,4 +165,4 @@ def test_privacy_sample_and_n_jobs():
     assert same(one) == same(again)
     assert one["dcr_train_mean"] != other["dcr_train_mean"] or one["dcr_share"] != other["dcr_share"]
     assert not full["privacy_sampled"] and full["n_privacy"] == 400
-    assert evaluate(t, h, s, kinds, privacy_sample=10_000).to_dict()["privacy_sampled"] is False
+    assert evaluate(t, h, s, kinds, families=sampled(10_000)).to_dict()["privacy_sampled"] is False

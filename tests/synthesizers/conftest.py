@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark.schema import Schema
+from contracts.schema import Schema
 from synthesizers.base import FitContext
 
 REPO = Path(__file__).resolve().parents[2]

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from benchmark.config import build_synthesizer, synthesizer_config
-from benchmark.schema import Schema
+from contracts.schema import Schema
 from synthesizers._cart_tree import rpart_leaf_map
 from synthesizers._rconvert import r_unavailable_reason
 from synthesizers.base import FitContext

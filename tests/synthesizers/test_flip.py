@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from benchmark.config import build_synthesizer, synthesizer_config
-from benchmark.schema import Schema
+from contracts.schema import Schema
 from synthesizers.base import FitContext
-from synthesizers.checks import check_output
+from benchmark.checks import check_output
 from synthesizers.flip import Flip
 
 LEVELS = [f"flip{k}0" for k in range(1, 10)]

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark.schema import Schema, SchemaError
+from contracts.schema import Schema, SchemaError
 from synthesizers._rconvert import from_r, r_unavailable_reason, to_r
 
 pytestmark = [

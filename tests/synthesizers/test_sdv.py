@@ -8,14 +8,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
 
+from benchmark.checks import check_output
 from benchmark.config import build_synthesizer, synthesizer_config
 from synthesizers import sdv as sdv_wrappers
 from synthesizers._seeding import single_thread
-from synthesizers.checks import check_output
+from synthesizers.base import FitContext
 
 SDV_NAMES = ("gaussian_copula", "ctgan", "tvae", "copulagan")
 
@@ -159,3 +161,107 @@ def test_reproducible_across_processes():
     ]
     assert digests[0] == digests[1]
     assert digests[0].count("\n") == 2
+
+
+# -- the sdv07 preset: SDV 0.7's behaviour where 2.x changed defaults (issue 14) -------------
+
+#: SDV 0.7.0's settings, read off its source (sdv/tabular/copulas.py, ctgan.py, copulagan.py; ctgan
+#: 0.3.1's CTGANSynthesizer/TVAESynthesizer), written out here, not taken from the configs
+SDV07_PARAMETERS = {
+    "gaussian_copula": {"enforce_min_max_values": False, "enforce_rounding": False,
+                        "default_distribution": "parametric"},
+    "ctgan": {"enforce_min_max_values": False, "enforce_rounding": False, "epochs": 300, "batch_size": 500,
+              "embedding_dim": 128, "generator_dim": (256, 256), "discriminator_dim": (256, 256),
+              "generator_lr": 2e-4, "discriminator_lr": 2e-4, "generator_decay": 1e-6,
+              "discriminator_decay": 0.0, "discriminator_steps": 1, "log_frequency": True, "pac": 10},
+    "tvae": {"enforce_min_max_values": False, "enforce_rounding": False, "epochs": 300, "batch_size": 500,
+             "embedding_dim": 128, "compress_dims": (128, 128), "decompress_dims": (128, 128),
+             "l2scale": 1e-5, "loss_factor": 2},
+    "copulagan": {"enforce_min_max_values": False, "enforce_rounding": False, "epochs": 300,
+                  "batch_size": 500, "generator_decay": 1e-6, "discriminator_decay": 0.0,
+                  "default_distribution": "parametric"},
+}
+#: 0.7's transformers: bool -> BooleanTransformer (a 0/1 number); object -> one-hot for the
+#: GaussianCopula, label codes that ctgan one-hot encodes itself (no SDV transformer) for the rest
+_NEURAL_07 = {"age": "FloatFormatter", "income": "FloatFormatter", "member": "BinaryEncoder",
+              "color": None, "city": None, "grade": None}
+SDV07_TRANSFORMERS = {
+    "gaussian_copula": {**_NEURAL_07, "color": "OneHotEncoder", "city": "OneHotEncoder", "grade": "OneHotEncoder"},
+    "ctgan": _NEURAL_07, "tvae": _NEURAL_07, "copulagan": _NEURAL_07,
+}
+#: copulas' parametric families: what 0.7's "parametric" chose among
+PARAMETRIC = {"BetaUnivariate", "GammaUnivariate", "GaussianUnivariate", "LogLaplace", "StudentTUnivariate",
+              "TruncatedGaussian", "UniformUnivariate"}
+
+
+@pytest.mark.parametrize("name", SDV_NAMES)
+def test_sdv07_preset_sets_sdv_0_7_behaviour(name, train, schema):
+    synth = build_synthesizer(synthesizer_config(name, preset="sdv07"))
+    model = synth.build_model(schema, train)
+    params = model.get_parameters()
+    # the YAML's lists reach SDV as lists; 0.7's defaults were tuples
+    got = {k: tuple(v) if isinstance(v, list) else v for k, v in params.items() if k in SDV07_PARAMETERS[name]}
+    assert got == SDV07_PARAMETERS[name]
+    transformers = {c: (None if t is None else type(t).__name__) for c, t in model.get_transformers().items()}
+    assert transformers == SDV07_TRANSFORMERS[name]
+
+
+@pytest.mark.parametrize("name", ["gaussian_copula", "copulagan"])
+def test_default_config_keeps_sdv_2_defaults(name, train, schema):
+    params = build_synthesizer(synthesizer_config(name)).build_model(schema, train).get_parameters()
+    assert params["enforce_min_max_values"] is True and params["enforce_rounding"] is True
+    assert params["default_distribution"] == "beta"
+
+
+def _zero_inflated(n=200, seed=0):
+    """70% zeros in both numeric columns, like online-shoppers' durations or adult's capital-gain."""
+    from contracts.schema import Schema
+
+    schema = Schema.from_mapping("zi", {"visits": {"kind": "numeric", "dtype": "int"},
+                                        "spend": {"kind": "numeric", "dtype": "float"},
+                                        "shop": {"kind": "categorical"}})
+    rng = np.random.default_rng(seed)
+    visits = np.where(rng.random(n) < 0.7, 0, rng.integers(1, 20, n))
+    spend = np.where(visits > 0, np.round(rng.lognormal(3, 1, n), 2), 0.0)
+    return schema, schema.coerce(pd.DataFrame({"visits": visits, "spend": spend, "shop": rng.choice(["a", "b"], n)}), "zi")
+
+
+def test_sdv07_gaussian_copula_leaves_t_range_default_does_not():
+    schema, table = _zero_inflated()
+    outside = {}
+    for preset in (None, "sdv07"):
+        synth = build_synthesizer(synthesizer_config("gaussian_copula", preset=preset))
+        synth.fit(table, FitContext(schema, 0, "zi"))
+        out = synth.sample(2000, seed=1)
+        outside[preset] = {c: float(((out[c] < table[c].min()) | (out[c] > table[c].max())).mean())
+                           for c in ("visits", "spend")}
+        if preset == "sdv07":
+            # every column's univariate was chosen among copulas' parametric families (0.7's "parametric")
+            chosen = [type(u._instance).__name__ for u in synth._model._model.univariates]
+            assert set(chosen) <= PARAMETRIC and len(chosen) == 4  # visits, spend, shop one-hot x2
+            # floats come back unrounded, integers as integers (0.7's NumericalTransformer)
+            assert (out["spend"].round(2) != out["spend"]).mean() > 0.5
+    assert outside[None] == {"visits": 0.0, "spend": 0.0}
+    # a zero-inflated column's fitted family spreads below 0: 0.7's files had 14-58% there
+    assert outside["sdv07"]["visits"] > 0.05 and outside["sdv07"]["spend"] > 0.05
+
+
+@pytest.mark.slow
+def test_sdv07_copulagan_selects_parametric_univariates(train, fit_ctx):
+    synth = build_synthesizer(synthesizer_config("copulagan", preset="sdv07",
+                                                 overrides=["epochs=1", "batch_size=100", "log_every=1"]))
+    synth.fit(train, fit_ctx())
+    normalizers = synth._model._gaussian_normalizer_hyper_transformer.field_transformers
+    chosen = {c: type(t._univariate._instance).__name__ for c, t in normalizers.items() if t is not None}
+    assert set(chosen) == {"age", "income"} and set(chosen.values()) <= PARAMETRIC
+
+
+@pytest.mark.parametrize("setting", [{"boolean_transformer": "one_hot"}, {"categorical_transformer": "label"},
+                                     {"default_distribution": "parametrc"}])
+def test_unknown_wrapper_settings_are_rejected(setting):
+    key = next(iter(setting))
+    with pytest.raises(ValueError, match=key):
+        sdv_wrappers.GaussianCopula(**setting)
+    if key != "categorical_transformer":
+        with pytest.raises(ValueError, match=key):
+            sdv_wrappers.CopulaGAN(**setting)

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from benchmark.config import build_synthesizer, synthesizer_config
-from benchmark.schema import Schema
+from contracts.schema import Schema
 from synthesizers import _rconvert
 from synthesizers.base import FitContext, SynthesizerUnavailable
 
@@ -60,7 +60,7 @@ def test_without_synthpop_the_message_names_install_packages():
 
 
 STAND_IN_SYN = """
-function(data, method, k, seed, print.flag) {
+function(data, method, k, seed, print.flag, ...) {
   stopifnot(method == "cart", !print.flag, !any(vapply(data, function(x) any(is.nan(x)), NA)))
   set.seed(seed)
   out <- data[sample(nrow(data), k, replace = TRUE), , drop = FALSE]
@@ -108,3 +108,105 @@ def test_real_synthpop_run():
     for col in ("job", "member"):
         assert set(out[col].dropna()) <= set(train[col].dropna())
     pd.testing.assert_frame_equal(out, synth.sample(200, seed=1))
+
+
+STAND_IN_SYN_NAMES = """
+function(data, method, k, seed, print.flag, maxfaclevels, minnumlevels, proper, cart.minbucket, cart.cp,
+         visit.sequence = NULL) {
+  # what synthpop's rule parsing needs: syntactic names (make.names leaves them as they are)
+  stopifnot(identical(make.names(names(data), unique = TRUE), names(data)))
+  stopifnot(maxfaclevels == 80, is.null(visit.sequence) || all(visit.sequence %in% names(data)))
+  set.seed(seed)
+  out <- data[sample(nrow(data), k, replace = TRUE), , drop = FALSE]
+  if (!is.null(visit.sequence)) out <- out[, visit.sequence, drop = FALSE]
+  list(syn = out, seed = seed)
+}
+"""
+
+
+@pytest.mark.needs_r
+@pytest.mark.skipif(R_REASON is not None, reason="rpy2/R not installed")
+def test_names_that_are_not_r_names_go_to_r_syntactic_and_come_back(monkeypatch):
+    import rpy2.robjects as ro
+    from rpy2.robjects import packages
+
+    class StandIn:
+        syn = ro.r(STAND_IN_SYN_NAMES)
+
+    monkeypatch.setattr(_rconvert, "require_r", lambda names=(): None)
+    monkeypatch.setattr(packages, "importr", lambda name: StandIn)
+    train, _ = small_table()
+    train = train.rename(columns={"age": "capital-gain", "job": "native country", "pay": "1st pay"})
+    schema = Schema.infer("odd", train)
+    cfg = synthesizer_config("synthpop", params={"maxfaclevels": 80,
+                                                 "visit_sequence": ["member", "1st pay", "native country",
+                                                                    "capital-gain"],
+                                                 "r_seeds": {"odd": 7}})
+    synth = build_synthesizer(cfg)
+    synth.fit(train, FitContext(schema, 0, "odd"))
+    out = synth.sample(50, seed=1)
+    assert list(out.columns) == list(train.columns) and out.dtypes.to_dict() == train.dtypes.to_dict()
+    # r_seeds pins the seed for its dataset, whatever the cell's seed
+    pd.testing.assert_frame_equal(out, synth.sample(50, seed=999))
+    with pytest.raises(ValueError, match="visit_sequence names column"):
+        bad = build_synthesizer(synthesizer_config("synthpop", params={"visit_sequence": ["nope"]}))
+        bad.fit(train, FitContext(schema, 0, "odd"))
+
+
+def test_r_names_are_syntactic_unique_and_keep_valid_names():
+    names = _rconvert.r_names(["capital-gain", "age", "1x", ".2a", "if", "a b", "a.b", "a-b", "_x"])
+    assert names["age"] == "age" and names["capital-gain"] == "capital.gain"
+    assert len(set(names.values())) == len(names)
+    assert names["1x"] == "X1x" and names["if"] == "Xif" and names[".2a"] == "X.2a" and names["_x"] == "X_x"
+
+
+@pytest.mark.needs_r
+@pytest.mark.skipif(R_REASON is not None, reason="rpy2/R not installed")
+def test_r_names_agree_with_r_make_names():
+    import rpy2.robjects as ro
+    from rpy2.robjects import StrVector
+
+    names = list(_rconvert.r_names(["capital-gain", "1x", ".2a", "if", "a b", "a.b", "a-b", "é", "TRUE"]).values())
+    assert list(ro.r["make.names"](StrVector(names), unique=True)) == names
+
+
+@pytest.mark.needs_r
+@pytest.mark.skipif(R_REASON is not None, reason="rpy2/R not installed")
+def test_r_out_of_memory_is_a_memory_error(monkeypatch):
+    import rpy2.robjects as ro
+    from rpy2.robjects import packages
+
+    class StandIn:
+        syn = ro.r('function(...) stop("cannot allocate vector of size 81.2 Gb")')
+
+    monkeypatch.setattr(_rconvert, "require_r", lambda names=(): None)
+    monkeypatch.setattr(packages, "importr", lambda name: StandIn)
+    train, schema = small_table()
+    synth = synthpop()
+    synth.fit(train, FitContext(schema, 0, "small"))
+    with pytest.raises(MemoryError, match="cannot allocate vector"):
+        synth.sample(10, seed=1)
+
+
+PAPER_R_SEEDS = {"adult": 161401295, "bank-marketing": 825411274, "credit-default": 589005023,
+                 "online-shoppers": 343208032}
+
+
+@pytest.mark.slow
+@pytest.mark.needs_r
+@pytest.mark.skipif(SYNTHPOP_REASON is not None, reason=f"synthpop not usable: {SYNTHPOP_REASON}")
+@pytest.mark.parametrize("dataset", ["online-shoppers", "adult"])
+def test_real_synthpop_reproduces_the_published_file(dataset, shared_data):
+    """SPEC §6: syn(T, k = 50000, seed = the paper's draw) on the paper's T gives the published file."""
+    from benchmark.data import dataset_schema
+    from benchmark.split import provided_split
+    from tests.perf.check_synthpop_exact import differences
+
+    paper = shared_data / "paper_study"
+    schema = dataset_schema(dataset)
+    train, _ = provided_split(schema, str(paper / f"{dataset}_trn.csv.gz"), str(paper / f"{dataset}_val.csv.gz"))
+    synth = build_synthesizer(synthesizer_config("synthpop", params={"r_seeds": PAPER_R_SEEDS}))
+    synth.fit(train, FitContext(schema, 0, dataset))
+    ours = synth.sample(50_000, seed=0)
+    theirs = schema.coerce(pd.read_csv(paper / f"{dataset}_synthpop.csv.gz"), "published")
+    assert {c: n for c, n in differences(ours, theirs).items() if n} == {}

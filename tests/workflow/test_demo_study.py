@@ -36,7 +36,7 @@ def test_every_cell_ok_with_results(demo):
     root = tmp / "results" / "demo"
     board = pd.read_csv(root / "leaderboard.csv")
     assert sorted(board["synthesizer"]) == sorted(DEMO_SYNTHS * len(SEEDS))
-    for name in ("leaderboard.md", "report.html", "mlflow.json", "plots/fidelity.png", "plots/privacy.png",
+    for name in ("leaderboard.md", "report.html", "mlflow.json", "plots/fidelity_demo.png", "plots/privacy_demo.png",
                  "plots/tradeoff.png"):
         assert (root / name).stat().st_size > 0, name
     assert len(list((root / "benchmarks").rglob("*.generate.tsv"))) == len(CELLS)
@@ -78,7 +78,7 @@ def test_changed_config_recomputes_only_that_synthesizer(demo):
     proc = run_study(tmp, "demo", env=env, config={"study_overrides": "params={flip50: {p: 0.55}}"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert jobs_run(proc, "generate") == 2 and jobs_run(proc, "evaluate") == 2
-    assert cells(tmp, "demo")["demo/seed0/flip50"]["config"]["p"] == 0.55
+    assert cells(tmp, "demo")["demo/seed0/flip50"]["config"]["synthesizer"]["p"] == 0.55
     # and back: the original config is recomputed (and gives the original numbers)
     proc = run_study(tmp, "demo", env=env)
     assert jobs_run(proc, "generate") == 2

@@ -21,7 +21,7 @@ FAULTS = {
     "wrong_type": ("error", "age"),
     "flood": ("error", "flooding"),
     "sys_exit": ("error", "sys.exit(3)"),
-    "os_exit": ("error", "code 7"),
+    "os_exit": ("error", "the synthesizer called os._exit(7)"),
     "segfault": ("error", "SIGSEGV"),
 }
 

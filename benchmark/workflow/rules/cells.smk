@@ -1,5 +1,5 @@
-def _cell(path):
-    return f"{R}/{{dataset}}/seed{{seed}}/{{synth}}/{path}"
+def _cell(name):
+    return L.cell_file("{dataset}", "{seed}", "{synth}", name)
 
 
 rule generate:
@@ -8,16 +8,17 @@ rule generate:
     Always succeeds as a job: a failure is recorded in generate.json (status, reason).
     """
     input:
-        train=f"{R}/{{dataset}}/seed{{seed}}/train.parquet",
-        holdout=f"{R}/{{dataset}}/seed{{seed}}/holdout.parquet",
-        schema=f"{R}/{{dataset}}/seed{{seed}}/schema.json",
-        config=f"{R}/.config/synth-{{synth}}.json",
+        train=L.train("{dataset}", "{seed}"),
+        holdout=L.holdout("{dataset}", "{seed}"),
+        schema=L.schema("{dataset}", "{seed}"),
+        config=lambda wc: PLAN.snapshot(L.synth_config(wc.synth)),
+        redo=lambda wc: PLAN.redo_inputs("generate", wc.dataset, wc.seed, wc.synth),
     output:
-        _cell("generate.json"),
+        _cell(GENERATE_JSON),
     log:
-        f"{R}/logs/{{dataset}}/seed{{seed}}/{{synth}}.generate.log",
+        L.log("generate", "{dataset}", "{seed}", "{synth}"),
     benchmark:
-        f"{R}/benchmarks/{{dataset}}/seed{{seed}}/{{synth}}.generate.tsv"
+        L.benchmark("generate", "{dataset}", "{seed}", "{synth}")
     threads: 1
     resources:
         mem_mb=int(STUDY.memory_gb * 1024),
@@ -27,23 +28,50 @@ rule generate:
         " --synthesizer {wildcards.synth} > {log} 2>&1"
 
 
-rule evaluate:
-    """Fidelity and privacy of one cell (joblib inside); writes status.json whatever happened."""
+rule evaluate_shard:
+    """One shard of a cell's shardable metric families (study option evaluate_shards > 1): privacy on
+    a share of S's rows, fidelity on a share of the marginals; the partial results, always written
+    (a failure recorded in them), are merged by the cell's evaluate job."""
     input:
-        generated=_cell("generate.json"),
-        metrics=f"{R}/.config/metrics.json",
+        generated=_cell(GENERATE_JSON),
+        metrics=lambda wc: PLAN.snapshot(L.metrics_config),
     output:
-        metrics=_cell("metrics.json"),
-        marginals=_cell("marginals.csv"),
-        status=_cell("status.json"),
+        temp(L.shard_file("{dataset}", "{seed}", "{synth}", "{shard}", STUDY.evaluate_shards)),
     log:
-        f"{R}/logs/{{dataset}}/seed{{seed}}/{{synth}}.evaluate.log",
+        L.log("evaluate_shard{shard}", "{dataset}", "{seed}", "{synth}"),
     benchmark:
-        f"{R}/benchmarks/{{dataset}}/seed{{seed}}/{{synth}}.evaluate.tsv"
+        L.benchmark("evaluate_shard{shard}", "{dataset}", "{seed}", "{synth}")
+    wildcard_constraints:
+        shard=r"\d+",
+    threads: STUDY.metrics.get("n_jobs", 1)
+    resources:
+        mem_mb=int(STUDY.memory_gb * 1024),
+        runtime=max(1, int(STUDY.timeout_seconds // 60) + 1),
+    shell:
+        "{PY} evaluate_shard --study-dir {R} --dataset {wildcards.dataset} --seed {wildcards.seed}"
+        " --synthesizer {wildcards.synth} --shard {wildcards.shard} --shards {STUDY.evaluate_shards} > {log} 2>&1"
+
+
+rule evaluate:
+    """Every metric family of the study on one cell (joblib inside); writes status.json whatever happened.
+    With evaluate_shards > 1 the shardable families merge the evaluate_shard jobs' partial results."""
+    input:
+        generated=_cell(GENERATE_JSON),
+        metrics=lambda wc: PLAN.snapshot(L.metrics_config),
+        redo=lambda wc: PLAN.redo_inputs("evaluate", wc.dataset, wc.seed, wc.synth),
+        shards=lambda wc: L.shard_files(wc.dataset, wc.seed, wc.synth, STUDY.evaluate_shards),
+    output:
+        metrics=_cell(METRICS_JSON),
+        marginals=_cell(MARGINALS),
+        status=_cell(STATUS_JSON),
+    log:
+        L.log("evaluate", "{dataset}", "{seed}", "{synth}"),
+    benchmark:
+        L.benchmark("evaluate", "{dataset}", "{seed}", "{synth}")
     threads: STUDY.metrics.get("n_jobs", 1)
     resources:
         mem_mb=int(STUDY.memory_gb * 1024),
         runtime=max(1, int(STUDY.timeout_seconds // 60) + 1),
     shell:
         "{PY} evaluate --study-dir {R} --dataset {wildcards.dataset} --seed {wildcards.seed}"
-        " --synthesizer {wildcards.synth} 2> {log}"
+        " --synthesizer {wildcards.synth} --shards {STUDY.evaluate_shards} 2> {log}"

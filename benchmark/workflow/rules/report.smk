@@ -1,22 +1,20 @@
-CELL_STATUS = [
-    f"{R}/{c.dataset}/seed{c.seed}/{c.synthesizer}/status.json" for c in STUDY.cells()
-]
+CELL_STATUS = [L.cell_file(c.dataset, c.seed, c.synthesizer, STATUS_JSON) for c in STUDY.cells()]
 
 
 rule collect:
-    """Leaderboard (csv, md), plots and the HTML report of the study."""
+    """Leaderboard (csv, md), plots and the HTML report of the study, from one read of its cells."""
     input:
         CELL_STATUS,
-        study=f"{R}/study.json",
+        study=PLAN.snapshot(L.study_json),
     output:
-        csv=f"{R}/leaderboard.csv",
-        md=f"{R}/leaderboard.md",
-        html=f"{R}/report.html",
+        csv=L.leaderboard_csv,
+        md=L.leaderboard_md,
+        html=L.report,
     threads: 2
     log:
-        f"{R}/logs/collect.log",
+        L.log("collect"),
     benchmark:
-        f"{R}/benchmarks/collect.tsv"
+        L.benchmark("collect")
     resources:
         mem_mb=4000,
         runtime=30,
@@ -30,11 +28,11 @@ rule track:
         CELL_STATUS,
         rules.collect.output,
     output:
-        f"{R}/mlflow.json",
+        L.mlflow_marker,
     log:
-        f"{R}/logs/track.log",
+        L.log("track"),
     benchmark:
-        f"{R}/benchmarks/track.tsv"
+        L.benchmark("track")
     params:
         uri=config.get("mlflow_uri", os.environ.get("MLFLOW_TRACKING_URI", "sqlite:///results/mlflow.db")),
     resources:

@@ -1,15 +1,16 @@
 rule split:
     """Seeded 50/50 split (or the provided split files) of one dataset."""
     input:
-        f"{R}/.config/split-{{dataset}}.json",
+        lambda wc: PLAN.snapshot(L.split_config(wc.dataset)),
+        lambda wc: PLAN.redo_inputs("split", wc.dataset, wc.seed),
     output:
-        train=f"{R}/{{dataset}}/seed{{seed}}/train.parquet",
-        holdout=f"{R}/{{dataset}}/seed{{seed}}/holdout.parquet",
-        schema=f"{R}/{{dataset}}/seed{{seed}}/schema.json",
+        train=L.train("{dataset}", "{seed}"),
+        holdout=L.holdout("{dataset}", "{seed}"),
+        schema=L.schema("{dataset}", "{seed}"),
     log:
-        f"{R}/logs/{{dataset}}/seed{{seed}}/split.log",
+        L.log("split", "{dataset}", "{seed}"),
     benchmark:
-        f"{R}/benchmarks/{{dataset}}/seed{{seed}}/split.tsv"
+        L.benchmark("split", "{dataset}", "{seed}")
     resources:
         mem_mb=4000,
         runtime=30,

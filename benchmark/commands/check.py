@@ -1,0 +1,186 @@
+"""`holdbench check`: D2.2 quality gates on a study's cells or on three files; non-zero on a failure.
+
+    holdbench check paper_published                          every cell of a study
+    holdbench check paper_published --cell adult/ctgan/0      one cell (repeatable)
+    holdbench check --train T.csv --holdout H.csv --synthetic S.csv
+    ... --gates conf/gates/release.yaml  (or a name under conf/gates/; default: default)
+
+Exit status: 0 when no target fails, 1 when one does (with --strict also when a target could
+not be judged), 2 for a usage error (unknown study, cell, gates file or metric).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+_CELL = re.compile(r"^([^/]+)/([^/]+)/(?:seed)?(\d+)$")
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "check",
+        help="quality gates (ANITA D2.2) on a study's cells or on three files; exit 1 on a failure",
+        description="Judge cells against the targets of a gates file (conf/gates/default.yaml: S's DCR and "
+                    "NNDR to T not systematically smaller than the holdout's, and the DCR share interval; "
+                    "add thresholds on any registry metric). Prints target, value, threshold and verdict; "
+                    "exits 1 when a target fails, so a pipeline can stop a release.",
+    )
+    p.add_argument("study", nargs="?", help="a study name (results/<study>) or a study directory")
+    p.add_argument("--cell", action="append", default=[], metavar="DATASET/SYNTH/SEED",
+                   help="check only this cell, e.g. adult/ctgan/0 (repeatable)")
+    p.add_argument("--gates", default="default", help="conf/gates/<name>.yaml or a path (default: default)")
+    p.add_argument("--strict", action="store_true", help="a target that cannot be judged (n/a) fails too")
+    p.add_argument("--out", help="write the verdict table to this CSV file")
+    p.add_argument("--train", help="training table T (file mode, with --holdout and --synthetic)")
+    p.add_argument("--holdout", help="holdout table H (file mode)")
+    p.add_argument("--synthetic", help="synthetic table S (file mode)")
+    p.add_argument("--dataset", help="file mode: column kinds and roles from this dataset's config")
+    p.add_argument("--metrics", default="default", help="file mode: metrics config conf/metrics/<name>.yaml")
+    p.add_argument("--skip", action="append", default=[], metavar="FAMILY",
+                   help="file mode: leave out a metric family of the config (repeatable)")
+    p.set_defaults(func=run)
+    return p
+
+
+def _study_dir(name: str) -> Path:
+    from benchmark.layout import StudyLayout
+    from benchmark.workflow import results_root
+
+    path = Path(name)
+    if path.is_dir() and StudyLayout(path).study_json.exists():
+        return path
+    from benchmark.config import check_name
+
+    layout = StudyLayout.of(results_root({}), check_name("study", name))
+    if not layout.study_json.exists():
+        raise FileNotFoundError(f"{layout.root}: no results of study {name!r} (run `holdbench run {name}` first)")
+    return layout.root
+
+
+def _select(results, wanted: list[str]):
+    """StudyResults restricted to the --cell selection (all cells when none is given)."""
+    if not wanted:
+        return results
+    from dataclasses import replace
+
+    keys = []
+    for text in wanted:
+        m = _CELL.match(text)
+        if not m:
+            raise ValueError(f"--cell {text!r}: expected DATASET/SYNTHESIZER/SEED, e.g. adult/ctgan/0")
+        keys.append((m.group(1), m.group(2), int(m.group(3))))
+    have = {(c.dataset, c.synthesizer, c.seed): c for c in results.cells}
+    missing = [f"{d}/{s}/{k}" for d, s, k in keys if (d, s, k) not in have]
+    if missing:
+        raise ValueError(f"--cell: no cell {', '.join(missing)} in study {results.name!r}")
+    cells = [have[k] for k in dict.fromkeys(keys)]
+    return replace(results, cells=cells)
+
+
+def _file_results(args: argparse.Namespace, gates):
+    """A one-cell StudyResults from evaluating three files, as `holdbench evaluate` would."""
+    from benchmark.config import build_metric_families, check_metrics_config, load_group, to_container
+    from benchmark.layout import StudyLayout
+    from benchmark.results import Cell, StudyResults, cells_table
+    from contracts.io import read_table
+    from metrics.evaluate import evaluate, kinds_from_dtypes
+    from metrics.registry import specs_of
+
+    if not (args.train and args.holdout and args.synthetic):
+        raise ValueError("file mode needs --train, --holdout and --synthetic (or name a study)")
+    cfg = to_container(load_group("metrics", args.metrics))
+    check_metrics_config(args.metrics, cfg)
+    present = {k: v for k, v in (cfg.get("families") or {}).items() if v is not None}
+    unknown = sorted(set(args.skip) - set(present))
+    if unknown:
+        raise ValueError(f"--skip: no metric family {unknown} in metrics config {args.metrics!r} "
+                         f"(has: {sorted(present)})")
+    cfg["families"] = {k: v for k, v in present.items() if k not in set(args.skip)}
+    if not cfg["families"]:
+        raise ValueError("every metric family was skipped: nothing to compute")
+    families = build_metric_families(cfg)
+    specs = [spec for f in families for spec in specs_of(f.result_type)]
+    from benchmark.gates import check_metrics
+
+    check_metrics(gates, specs)  # a misspelt metric fails before the (slow) evaluation
+    train, holdout, synthetic = (read_table(p) for p in (args.train, args.holdout, args.synthetic))
+    roles: dict = {}
+    if args.dataset:
+        from benchmark.data import dataset_schema
+
+        schema = dataset_schema(args.dataset)
+        kinds = schema.kinds
+        roles = {"target": getattr(schema, "target", None), "sensitive": getattr(schema, "sensitive", None),
+                 "quasi_identifiers": tuple(getattr(schema, "quasi_identifiers", ()) or ())}
+    else:
+        kinds = kinds_from_dtypes(train)
+    res = evaluate(train, holdout, synthetic, kinds, families=families, n_jobs=int(cfg.get("n_jobs", 1)),
+                   seed=int(cfg.get("seed", 0)), **roles)
+    name = Path(args.synthetic).name
+    cell = Cell("files", args.dataset or "files", name, 0, Path(args.synthetic).parent,
+                {"status": "ok", "reason": "", "holdout_rule": False}, res.to_dict(), res.artifacts())
+    study = {"name": "files", "datasets": [cell.dataset], "synthesizers": [name], "seeds": [0]}
+    return StudyResults(StudyLayout(Path(".")), study, [cell], cells_table([cell]), specs)
+
+
+def _fmt(value: float, signed: bool) -> str:
+    """A test's effect with its sign; a metric's value as it is."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if signed:
+        return f"{value:+.4f}"
+    return f"{value:.4f}" if abs(value) < 10 else f"{value:.4g}"
+
+
+def render(table: pd.DataFrame) -> str:
+    """The verdict table as fixed-width text: cell, target, value, threshold, verdict, detail."""
+    rows = [("cell", "target", "value", "threshold", "verdict", "detail")]
+    for _, r in table.iterrows():
+        rows.append((f"{r['dataset']}/{r['synthesizer']}/seed{r['seed']}", str(r["target"]), _fmt(r["value"], not math.isnan(r["pvalue"])),
+                     str(r["threshold"]), str(r["verdict"]), str(r["detail"])))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:5], widths)) + "  " + row[5] for row in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from benchmark.gates import FAIL, NA, PASS, cell_verdicts, load_gates, verdicts
+
+    file_mode = any((args.train, args.holdout, args.synthetic))
+    if file_mode and args.study:
+        raise ValueError("name a study or give --train/--holdout/--synthetic, not both")
+    if not file_mode and not args.study:
+        raise ValueError("name a study (holdbench check <study>) or give --train, --holdout and --synthetic")
+    if file_mode and args.cell:
+        raise ValueError("--cell selects cells of a study; it does not apply to --train/--holdout/--synthetic")
+    gates = load_gates(args.gates)  # schema errors first, before any (slow) evaluation
+    if file_mode:
+        results = _file_results(args, gates)
+    else:
+        from benchmark.results import load_results
+
+        results = _select(load_results(_study_dir(args.study)), args.cell)
+    table = verdicts(results, gates)
+    print(f"holdbench check: {gates.source} on {len(results.cells)} cell(s) of {results.name}")
+    print(render(table))
+    if args.out:
+        from contracts.io import write_csv
+
+        write_csv(args.out, table)
+    per_cell = cell_verdicts(table)
+    counts = {v: int((per_cell["verdict"] == v).sum()) for v in (PASS, FAIL, NA)}
+    judged = table[~table["reference"].astype(bool)]
+    unjudged = int((judged["verdict"] == NA).sum())
+    failed = int((judged["verdict"] == FAIL).sum()) + (unjudged if args.strict else 0)
+    print(f"\n{len(per_cell)} cell(s): {counts[PASS]} pass, {counts[FAIL]} FAIL, {counts[NA]} n/a"
+          + (f"; {unjudged} target(s) n/a count as failures (--strict)" if args.strict and unjudged else ""))
+    if failed:
+        print("quality gates FAILED", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,159 @@
+"""Where everything of a study lives: the one module that spells a path under results/.
+
+    results/<study>/.config/                      snapshots the jobs depend on (written under the lock)
+    results/<study>/study.json                    what the study contains
+    results/<study>/<dataset>/seed<k>/            the split: train.parquet, holdout.parquet, schema.json
+    results/<study>/<dataset>/seed<k>/<synth>/    a cell: generate.json, synthetic.parquet, metrics.json,
+                                                  status.json, <artifact>.csv
+    results/<study>/<dataset>/seed<k>/<synth>/shards/<i>-of-<n>.npz
+                                                  partial results of one evaluate_shard job (temporary)
+    results/<study>/logs/, benchmarks/            per-job logs and Snakemake's runtime/memory records
+    results/<study>/leaderboard.{csv,md}, leaderboard_summary.csv, report.html, plots/, mlflow.json
+
+Every function also accepts Snakemake wildcard strings ("{dataset}", "{seed}") in place of
+values, so the rules build their patterns here too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+#: files of a cell directory
+GENERATE_JSON = "generate.json"
+SYNTHETIC = "synthetic.parquet"
+METRICS_JSON = "metrics.json"
+STATUS_JSON = "status.json"
+#: the artifact every evaluated cell has (the fidelity family's table)
+MARGINALS = "marginals.csv"
+#: the subdirectory of a cell holding the evaluate_shard jobs' partial results
+SHARDS_DIR = "shards"
+#: files of a split directory
+TRAIN, HOLDOUT, SCHEMA = "train.parquet", "holdout.parquet", "schema.json"
+#: directories of a study that are not datasets
+DERIVED_DIRS = frozenset({"plots", "logs", "benchmarks"})
+
+
+def seed_part(seed: int | str) -> str:
+    return f"seed{seed}"
+
+
+def cell_id(study: str, dataset: str, seed: int | str, synth: str) -> str:
+    """A cell's name everywhere (status.json, MLflow run names are the part after the study)."""
+    return f"{study}/{dataset}/{seed_part(seed)}/{synth}"
+
+
+def run_name(dataset: str, seed: int | str, synth: str) -> str:
+    """The MLflow run name of a cell (its id within the study's experiment)."""
+    return f"{dataset}/{synth}/{seed_part(seed)}"
+
+
+def artifact_file(name: str) -> str:
+    """The file an artifact table of a metric family is written to, in its cell dir."""
+    return f"{name}.csv"
+
+
+@dataclass(frozen=True)
+class StudyLayout:
+    """Paths of one study under a results root."""
+
+    root: Path
+    """results/<study>"""
+
+    @classmethod
+    def of(cls, results_root: str | Path, study: str) -> StudyLayout:
+        return cls(Path(results_root) / study)
+
+    @property
+    def name(self) -> str:
+        return self.root.name
+
+    # snapshots and study-level files
+    @property
+    def config_dir(self) -> Path:
+        return self.root / ".config"
+
+    def split_config(self, dataset: str) -> Path:
+        return self.config_dir / f"split-{dataset}.json"
+
+    def synth_config(self, synth: str) -> Path:
+        return self.config_dir / f"synth-{synth}.json"
+
+    @property
+    def metrics_config(self) -> Path:
+        return self.config_dir / "metrics.json"
+
+    @property
+    def run_config(self) -> Path:
+        return self.config_dir / "run.json"
+
+    @property
+    def study_json(self) -> Path:
+        return self.root / "study.json"
+
+    @property
+    def leaderboard_csv(self) -> Path:
+        return self.root / "leaderboard.csv"
+
+    @property
+    def leaderboard_md(self) -> Path:
+        return self.root / "leaderboard.md"
+
+    @property
+    def leaderboard_summary(self) -> Path:
+        return self.root / "leaderboard_summary.csv"
+
+    @property
+    def report(self) -> Path:
+        return self.root / "report.html"
+
+    @property
+    def plots_dir(self) -> Path:
+        return self.root / "plots"
+
+    @property
+    def mlflow_marker(self) -> Path:
+        return self.root / "mlflow.json"
+
+    # splits and cells
+    def split_dir(self, dataset: str, seed: int | str) -> Path:
+        return self.root / dataset / seed_part(seed)
+
+    def train(self, dataset: str, seed: int | str) -> Path:
+        return self.split_dir(dataset, seed) / TRAIN
+
+    def holdout(self, dataset: str, seed: int | str) -> Path:
+        return self.split_dir(dataset, seed) / HOLDOUT
+
+    def schema(self, dataset: str, seed: int | str) -> Path:
+        return self.split_dir(dataset, seed) / SCHEMA
+
+    def cell_dir(self, dataset: str, seed: int | str, synth: str) -> Path:
+        return self.split_dir(dataset, seed) / synth
+
+    def cell_file(self, dataset: str, seed: int | str, synth: str, name: str) -> Path:
+        return self.cell_dir(dataset, seed, synth) / name
+
+    def shard_file(self, dataset: str, seed: int | str, synth: str, shard: int | str, of: int) -> Path:
+        """Partial results of shard `shard` of `of` of a cell's evaluation (every shardable family)."""
+        return self.cell_dir(dataset, seed, synth) / SHARDS_DIR / f"{shard}-of-{of}.npz"
+
+    def shard_files(self, dataset: str, seed: int | str, synth: str, of: int) -> list[Path]:
+        """Every shard's partial results of a cell, in shard order; none when the evaluation is not sharded."""
+        return [] if of == 1 else [self.shard_file(dataset, seed, synth, i, of) for i in range(of)]
+
+    # logs and Snakemake benchmark records
+    def log(self, job: str, dataset: str | None = None, seed: int | str | None = None,
+            synth: str | None = None) -> Path:
+        return self._job_path("logs", job, "log", dataset, seed, synth)
+
+    def benchmark(self, job: str, dataset: str | None = None, seed: int | str | None = None,
+                  synth: str | None = None) -> Path:
+        return self._job_path("benchmarks", job, "tsv", dataset, seed, synth)
+
+    def _job_path(self, kind: str, job: str, ext: str, dataset, seed, synth) -> Path:
+        base = self.root / kind
+        if dataset is None:
+            return base / f"{job}.{ext}"
+        base = base / dataset / seed_part(seed)
+        return base / (f"{synth}.{job}.{ext}" if synth is not None else f"{job}.{ext}")

@@ -1,0 +1,179 @@
+"""Find the outputs of a study that must not be trusted, before Snakemake plans the run.
+
+Every job records what it wrote (size and sha256) and what it ran with (config digest,
+limits). An output that no longer matches — truncated, emptied, deleted, made under another
+config, or a timeout/oom made under a smaller limit than the study now grants — is
+reported as a Repair: the job to recompute and the files that say why. Removing only the bad
+file is not enough: Snakemake does not recompute a missing output whose consumers are up to
+date, so `Repair.remove` lists the job's outputs, those of every job after it in the cell, and
+the study's collected outputs (see `downstream`). Outputs written before checksums existed are
+validated on read instead (JSON parses, metrics are not empty, parquet footers are whole).
+The caller deletes the files only while it holds the study lock, and never on a dry run.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmark.layout import GENERATE_JSON, MARGINALS, METRICS_JSON, STATUS_JSON, SYNTHETIC, StudyLayout
+from benchmark.workflow.cellconfig import cell_config, digest, file_problem
+
+STATUSES = ("ok", "error", "timeout", "oom", "skipped")
+
+
+@dataclass(frozen=True)
+class Repair:
+    """Recompute `job` of (dataset, seed[, synthesizer]) by removing `paths`; `reason` says why."""
+
+    job: str
+    dataset: str
+    seed: int
+    synthesizer: str | None
+    paths: tuple[Path, ...]
+    reason: str
+
+    def remove(self, lay: StudyLayout, synths: list[str]) -> list[Path]:
+        """Files to delete so Snakemake recomputes this job and everything after it."""
+        return list(self.paths) + downstream(lay, self.job, self.dataset, self.seed,
+                                             [self.synthesizer] if self.synthesizer else synths)
+
+    @property
+    def where(self) -> str:
+        return f"{self.dataset}/seed{self.seed}" + (f"/{self.synthesizer}" if self.synthesizer else "")
+
+
+def downstream(lay: StudyLayout, job: str, dataset: str, seed: int, synths: list[str]) -> list[Path]:
+    """Outputs of the jobs that follow `job` for (dataset, seed, synths), and of the collect job."""
+    names = {"split": (GENERATE_JSON, SYNTHETIC, STATUS_JSON, METRICS_JSON),
+             "generate": (STATUS_JSON, METRICS_JSON), "evaluate": ()}[job]
+    cells = [lay.cell_file(dataset, seed, s, n) for s in synths for n in names]
+    return cells + [lay.leaderboard_csv, lay.leaderboard_md, lay.report]
+
+
+def _json(path: Path) -> tuple[dict | None, str]:
+    try:
+        obj = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None, "missing"
+    except (OSError, ValueError) as exc:
+        return None, f"{path.name} is unreadable ({type(exc).__name__})"
+    if not isinstance(obj, dict):
+        return None, f"{path.name} is not a JSON object"
+    return obj, ""
+
+
+def _parquet_problem(path: Path) -> str | None:
+    """Read-validation of a parquet file written before checksums existed."""
+    if not path.is_file():
+        return f"{path.name} is missing"
+    try:
+        import pyarrow.parquet as pq
+
+        pq.read_metadata(path)
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a damaged file
+        return f"{path.name} is damaged ({type(exc).__name__})"
+    return None
+
+
+def scan_split(lay: StudyLayout, dataset: str, seed: int) -> Repair | None:
+    files = (lay.train(dataset, seed), lay.holdout(dataset, seed), lay.schema(dataset, seed))
+    if not any(f.exists() for f in files):
+        return None
+    missing = [f.name for f in files if not f.exists()]
+    if missing:
+        return Repair("split", dataset, seed, None, files, f"{', '.join(missing)} missing")
+    schema, problem = _json(files[2])
+    if schema is None and problem != "missing":
+        return Repair("split", dataset, seed, None, files, problem)
+    records = (schema or {}).get("files") or {}
+    for f in files[:2]:
+        bad = file_problem(f, records.get(f.name)) if f.name in records else _parquet_problem(f)
+        if bad and f.exists():
+            return Repair("split", dataset, seed, None, files, bad)
+    return None
+
+
+def scan_cell(lay: StudyLayout, dataset: str, seed: int, synth: str, split: dict, synth_snap: dict,
+              metrics: dict, limits: dict, old_limits: dict | None) -> Repair | None:
+    """The one repair a cell needs (generation first: redoing it redoes the evaluation too), or None."""
+    cdir = lay.cell_dir(dataset, seed, synth)
+    gen_path, status_path = cdir / GENERATE_JSON, cdir / STATUS_JSON
+    gen, problem = _json(gen_path)
+    redo_gen = (GENERATE_JSON, SYNTHETIC)
+
+    def repair(job: str, names: tuple[str, ...], reason: str) -> Repair:
+        return Repair(job, dataset, seed, synth, tuple(cdir / n for n in names), reason)
+
+    if gen is None:
+        if problem == "missing":
+            return repair("generate", redo_gen, f"{GENERATE_JSON} is missing") if status_path.exists() else None
+        return repair("generate", redo_gen, problem)
+    if gen.get("status") not in STATUSES:
+        return repair("generate", redo_gen, f"{GENERATE_JSON} holds no valid status")
+    want = digest(cell_config(split, synth_snap))
+    if gen.get("generate_digest") not in (None, want):
+        return repair("generate", redo_gen, "it was generated under another config")
+    if gen["status"] == "ok":
+        record = (gen.get("outputs") or {}).get(SYNTHETIC)
+        bad = file_problem(cdir / SYNTHETIC, record) if record else _parquet_problem(cdir / SYNTHETIC)
+        if bad:
+            return repair("generate", redo_gen, bad)
+    retry = _retry(gen, limits, old_limits)
+    if retry:
+        return repair("generate", redo_gen, retry)
+    status, problem = _json(status_path)
+    redo_eval = (STATUS_JSON, METRICS_JSON)
+    if status is None:
+        return repair("evaluate", redo_eval, f"{STATUS_JSON} is missing" if problem == "missing" else problem)
+    if status.get("status") not in STATUSES:
+        return repair("evaluate", redo_eval, f"{STATUS_JSON} holds no valid status")
+    full = digest(cell_config(split, synth_snap, metrics))
+    if status.get("config_digest") not in (None, full):
+        return repair("evaluate", redo_eval, "it was evaluated under another config")
+    made_from = (status.get("outputs") or {}).get(SYNTHETIC)
+    if made_from and made_from != (gen.get("outputs") or {}).get(SYNTHETIC):
+        return repair("evaluate", redo_eval, "it was evaluated on another synthetic table")
+    bad = _evaluation_problem(cdir, status)
+    if bad:
+        return repair("evaluate", redo_eval, bad)
+    if status.get("stage") == "evaluate":
+        retry = _retry(status, limits, old_limits)
+        if retry:
+            return repair("evaluate", redo_eval, retry)
+    return None
+
+
+def _evaluation_problem(cdir: Path, status: dict) -> str | None:
+    records = status.get("outputs") or {}
+    for name, record in records.items():
+        if name != SYNTHETIC:
+            bad = file_problem(cdir / name, record)
+            if bad:
+                return bad
+    metrics, problem = _json(cdir / METRICS_JSON)
+    if metrics is None:
+        return f"{METRICS_JSON} is {problem}" if problem == "missing" else problem
+    if status.get("status") == "ok" and not metrics:
+        return f"{METRICS_JSON} holds no metrics for an ok cell"
+    if status.get("status") == "ok" and not (cdir / MARGINALS).is_file():
+        return f"{MARGINALS} is missing"
+    return None
+
+
+def _retry(record: dict, limits: dict, old_limits: dict | None) -> str | None:
+    """Why a timeout/oom record should be retried now (a limit grew since), or None."""
+    made = record.get("limits") or old_limits or {}
+    for status, key, unit in (("timeout", "timeout_seconds", "s"), ("oom", "memory_gb", "GB")):
+        if record.get("status") != status:
+            continue
+        before, now = _num(made.get(key)), _num(limits.get(key))
+        if before is not None and now is not None and now > before:
+            return f"it ended {status} under {key} {before:g} {unit}; the study now allows {now:g} {unit}"
+    return None
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None

@@ -1,0 +1,145 @@
+"""Parse-time side of the Snakemake workflow: load and check the study, then (only when this
+invocation will execute jobs, and only while it holds the study lock) write the snapshots
+and remove what must be recomputed.
+
+Each job reads only the snapshot it depends on, and a snapshot is rewritten only when its
+content changes; Snakemake's mtime check then recomputes exactly what changed: a
+synthesizer's config -> its cells; the metrics options -> every evaluation; a new
+synthesizer -> only its cells; nothing changed -> nothing runs. Outputs that do not match
+what their job recorded (benchmark.workflow.integrity) are removed, so Snakemake recomputes
+them too. A dry run writes and removes nothing: it routes the affected jobs' inputs through
+`.config/pending/` (files no real run ever creates) so that its plan shows what a real run
+would recompute.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchmark.config import split_overrides
+from benchmark.data import dataset_config, dataset_schema, load_dataset
+from benchmark.isolation import STUDY_ENV, sweep
+from benchmark.layout import StudyLayout
+from benchmark.study import Study, load_study
+from benchmark.workflow import results_root
+from benchmark.workflow.cellconfig import run_snapshot, split_snapshot, synth_snapshot
+from benchmark.workflow.integrity import Repair, scan_cell, scan_split
+from benchmark.workflow.locks import clear_stale_locks, invocation_mode, lock_study
+from contracts.io import write_text
+
+PENDING = "pending"
+
+
+@dataclass
+class Plan:
+    """The study, where it lives, and (dry run only) what a real run would rewrite or recompute."""
+
+    study: Study
+    root: Path
+    mode: str
+    pending: set[Path] = field(default_factory=set)
+    redo: dict[tuple, str] = field(default_factory=dict)
+
+    @property
+    def layout(self) -> StudyLayout:
+        return StudyLayout(self.root)
+
+    def snapshot(self, path: Path) -> str:
+        """The input path of a snapshot: itself, or (dry run) a pending stand-in when it would change."""
+        return str(self.pending_path(path.name) if path in self.pending else path)
+
+    def redo_inputs(self, job: str, dataset: str, seed, synth: str | None = None) -> list[str]:
+        """(dry run) A pending stand-in input for a job a real run would recompute first."""
+        key = (job, dataset, int(seed), synth)
+        return [str(self.pending_path(f"redo-{job}-{dataset}-seed{seed}-{synth or ''}"))] if key in self.redo else []
+
+    def pending_path(self, name: str) -> Path:
+        return self.layout.config_dir / PENDING / name
+
+
+def _text(obj) -> str:
+    return json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n"
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def snapshots(study: Study, lay: StudyLayout) -> dict[Path, object]:
+    """Every snapshot file of the study and its content."""
+    files: dict[Path, object] = {}
+    for d in study.datasets:
+        files[lay.split_config(d)] = split_snapshot(dataset_config(d), study.split, study.split_files)
+    for s in study.synthesizers:
+        files[lay.synth_config(s)] = synth_snapshot(study.synth_configs[s], study.n_synthetic)
+    files[lay.metrics_config] = study.metrics
+    files[lay.run_config] = run_snapshot(study.name, study.timeout_seconds, study.memory_gb)
+    files[lay.study_json] = study.summary()
+    return files
+
+
+def repairs(study: Study, lay: StudyLayout, files: dict[Path, object], old_run: dict | None) -> list[Repair]:
+    """What of the study's outputs on disk must be recomputed (read-only)."""
+    limits = {"timeout_seconds": study.timeout_seconds, "memory_gb": study.memory_gb}
+    out = [r for d in study.datasets for k in study.seeds if (r := scan_split(lay, d, k))]
+    for c in study.cells():
+        r = scan_cell(lay, c.dataset, c.seed, c.synthesizer, files[lay.split_config(c.dataset)],
+                      files[lay.synth_config(c.synthesizer)], study.metrics, limits, old_run)
+        if r:
+            out.append(r)
+    return out
+
+
+def prepare(config: dict, workflow=None) -> Plan:
+    """Load the study named in the Snakemake config; lock, snapshot and repair as the module says."""
+    mode = invocation_mode(workflow)
+    overrides = config.get("study_overrides") or []
+    if isinstance(overrides, str):
+        overrides = split_overrides(overrides)
+    study = load_study(str(config.get("study", "paper")), overrides)
+    root = results_root(config) / study.name
+    lay = StudyLayout(root)
+    if mode == "run":
+        lock_study(root)
+        clear_stale_locks()
+        left = sweep({STUDY_ENV: str(root.resolve())})
+        if left:
+            print(f"[holdbench] killed {len(left)} process(es) left by an interrupted run of {study.name}")
+    os.environ[STUDY_ENV] = str(root.resolve())
+    if mode == "job":
+        return Plan(study, root, mode)
+    for d in study.datasets:
+        # load (and cache) every dataset now: a bad table stops the run before any job starts
+        load_dataset(d) if study.split == "random" else dataset_schema(d)
+    files = snapshots(study, lay)
+    old_run = _old_run(lay.run_config)
+    todo = repairs(study, lay, files, old_run)
+    changed = {p for p, obj in files.items() if _read_text(p) != _text(obj)}
+    if mode == "run":
+        for p in sorted(changed):
+            write_text(p, _text(files[p]))
+        for r in todo:
+            for f in r.remove(lay, list(study.synthesizers)):
+                f.unlink(missing_ok=True)
+            print(f"[holdbench] {r.where}: recomputing {r.job}: {r.reason}")
+        return Plan(study, root, mode)
+    print("[holdbench] dry run: nothing is written; the plan below shows what a real run would do")
+    for p in sorted(changed & {f for f in files if f.parent == lay.config_dir}):
+        print(f"[holdbench] a real run would first update {p} (config changed)")
+    for r in todo:
+        print(f"[holdbench] {r.where}: a real run would recompute {r.job}: {r.reason}")
+    return Plan(study, root, mode, changed, {(r.job, r.dataset, r.seed, r.synthesizer): r.reason for r in todo})
+
+
+def _old_run(path: Path) -> dict | None:
+    try:
+        obj = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return obj if isinstance(obj, dict) else None

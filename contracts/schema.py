@@ -1,0 +1,239 @@
+"""Column schema of a dataset: the contract between loaders, synthesizers and metrics.
+
+`kind` is what the metrics see (SPEC §1: pandas' read_csv dtype of T decides, so
+bools and integer codes are numeric); `model_kind` is what a synthesizer should model
+a column as (the paper gave SDV credit-default's SEX/EDUCATION/MARRIAGE as categorical).
+`dtype` is the canonical pandas storage: int, float, bool or str.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+Kind = Literal["categorical", "numeric"]
+KINDS = ("categorical", "numeric")
+DTYPES = ("int", "float", "bool", "str")
+
+
+class SchemaError(ValueError):
+    """A table does not match the schema it is declared to have."""
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    kind: Kind
+    dtype: str
+    model_kind: Kind
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise SchemaError(f"column {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
+        if self.model_kind not in KINDS:
+            raise SchemaError(
+                f"column {self.name!r}: model_kind must be one of {KINDS}, got {self.model_kind!r}"
+            )
+        if self.dtype not in DTYPES:
+            raise SchemaError(f"column {self.name!r}: dtype must be one of {DTYPES}, got {self.dtype!r}")
+        if self.kind == "categorical" and self.dtype != "str":
+            raise SchemaError(f"column {self.name!r}: a categorical column must have dtype str")
+
+
+@dataclass(frozen=True)
+class Schema:
+    """Ordered columns with kinds, plus the roles some columns play (each may be absent)."""
+
+    name: str
+    columns: tuple[Column, ...]
+    target: str | None = None
+    """The prediction target (utility metrics)."""
+    n_rows: int | None = field(default=None, compare=False)
+    sensitive: str | None = None
+    """A binary sensitive attribute (attribute disclosure, SPEC §8)."""
+    quasi_identifiers: tuple[str, ...] = ()
+    """Columns an attacker is assumed to know about a target (attribute disclosure)."""
+
+    def __post_init__(self) -> None:
+        names = [c.name for c in self.columns]
+        if not names:
+            raise SchemaError(f"dataset {self.name!r}: the schema has no columns")
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise SchemaError(f"dataset {self.name!r}: duplicate column names {dupes}")
+        for role, col in (("target", self.target), ("sensitive", self.sensitive),
+                          *(("quasi_identifiers", q) for q in self.quasi_identifiers)):
+            if col is not None and col not in names:
+                raise SchemaError(f"dataset {self.name!r}: {role} {col!r} is not a column")
+        if self.sensitive is not None and self.sensitive in self.quasi_identifiers:
+            raise SchemaError(f"dataset {self.name!r}: the sensitive attribute {self.sensitive!r} "
+                              "cannot also be a quasi-identifier")
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    @property
+    def kinds(self) -> dict[str, Kind]:
+        """Metric kinds, name -> 'categorical' | 'numeric'."""
+        return {c.name: c.kind for c in self.columns}
+
+    @property
+    def model_kinds(self) -> dict[str, Kind]:
+        """Kinds a synthesizer should model the columns as."""
+        return {c.name: c.model_kind for c in self.columns}
+
+    @property
+    def dtypes(self) -> dict[str, str]:
+        return {c.name: c.dtype for c in self.columns}
+
+    @classmethod
+    def from_mapping(
+        cls,
+        name: str,
+        columns: Mapping[str, Mapping[str, str]],
+        target: str | None = None,
+        n_rows: int | None = None,
+        sensitive: str | None = None,
+        quasi_identifiers: tuple[str, ...] | list[str] = (),
+    ) -> Schema:
+        """Build from a config mapping {column: {kind, dtype?, model_kind?}}."""
+        cols = []
+        for col, spec in columns.items():
+            spec = dict(spec or {})
+            unknown = set(spec) - {"kind", "dtype", "model_kind"}
+            if unknown:
+                raise SchemaError(f"dataset {name!r}, column {col!r}: unknown keys {sorted(unknown)}")
+            if "kind" not in spec:
+                raise SchemaError(f"dataset {name!r}, column {col!r}: 'kind' is missing")
+            kind = spec["kind"]
+            dtype = spec.get("dtype", "str" if kind == "categorical" else "float")
+            cols.append(Column(str(col), kind, dtype, spec.get("model_kind", kind)))
+        return cls(name, tuple(cols), target, n_rows, sensitive, tuple(quasi_identifiers or ()))
+
+    @classmethod
+    def infer(cls, name: str, df: pd.DataFrame, target: str | None = None,
+              overrides: Mapping[str, Mapping[str, str]] | None = None, sensitive: str | None = None,
+              quasi_identifiers: tuple[str, ...] | list[str] = ()) -> Schema:
+        """Kinds as the paper decided them (SPEC §1): object -> categorical, else numeric."""
+        spec: dict[str, dict[str, str]] = {}
+        for col in df.columns:
+            s = df[col]
+            if pd.api.types.is_bool_dtype(s):
+                spec[str(col)] = {"kind": "numeric", "dtype": "bool"}
+            elif pd.api.types.is_integer_dtype(s):
+                spec[str(col)] = {"kind": "numeric", "dtype": "int"}
+            elif pd.api.types.is_numeric_dtype(s):
+                spec[str(col)] = {"kind": "numeric", "dtype": "float"}
+            elif pd.api.types.is_datetime64_any_dtype(s):
+                raise SchemaError(
+                    f"dataset {name!r}, column {col!r}: datetime columns are not supported; "
+                    "convert it to a number (e.g. days since an epoch) or to a string category"
+                )
+            else:
+                spec[str(col)] = {"kind": "categorical", "dtype": "str"}
+        for col, over in (overrides or {}).items():
+            if col not in spec:
+                raise SchemaError(f"dataset {name!r}: override for unknown column {col!r}")
+            over = dict(over)
+            if over.get("kind") == "categorical":
+                over.setdefault("dtype", "str")
+            spec[col] = {**spec[col], **over}
+        return cls.from_mapping(name, spec, target, len(df), sensitive, quasi_identifiers)
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "target": self.target,
+            "sensitive": self.sensitive,
+            "quasi_identifiers": list(self.quasi_identifiers),
+            # a list, not a mapping: JSON writers may sort keys, the column order must survive
+            "columns": [
+                {"name": c.name, "kind": c.kind, "dtype": c.dtype, "model_kind": c.model_kind}
+                for c in self.columns
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> Schema:
+        cols = {c["name"]: {k: v for k, v in c.items() if k != "name"} for c in d["columns"]}
+        return cls.from_mapping(d["name"], cols, d.get("target"), None, d.get("sensitive"),
+                                d.get("quasi_identifiers") or ())
+
+    def check_columns(self, df: pd.DataFrame, source: str) -> None:
+        """Raise SchemaError naming `source` when df's columns differ from the schema."""
+        got = [str(c) for c in df.columns]
+        dupes = sorted({c for c in got if got.count(c) > 1})
+        if dupes:
+            raise SchemaError(f"{source}: duplicate column names {dupes}")
+        missing = [c for c in self.names if c not in got]
+        extra = [c for c in got if c not in self.names]
+        if missing or extra:
+            raise SchemaError(
+                f"{source}: columns differ from dataset {self.name!r}: "
+                f"missing {missing}, unexpected {extra}"
+            )
+
+    def coerce(self, df: pd.DataFrame, source: str) -> pd.DataFrame:
+        """Return df in schema order with canonical dtypes; SchemaError names the bad column.
+
+        Missing values are kept (nullable Int64/boolean where needed). A value that cannot
+        be read as its column's dtype is an error, not a silent NaN.
+        """
+        self.check_columns(df, source)
+        out = {}
+        for col in self.columns:
+            out[col.name] = _coerce_series(df[col.name], col, source)
+        return pd.DataFrame(out, index=pd.RangeIndex(len(df)))
+
+
+_TRUE = {"true", "t", "1", "yes", "1.0"}
+_FALSE = {"false", "f", "0", "no", "0.0"}
+
+
+def _coerce_series(s: pd.Series, col: Column, source: str) -> pd.Series:
+    s = s.reset_index(drop=True)
+    missing = s.isna()
+    if col.dtype == "str":
+        values = s.astype(object).map(lambda v: v if isinstance(v, str) else _to_str(v))
+        return values.where(~missing, np.nan)
+    if col.dtype == "bool":
+        if pd.api.types.is_bool_dtype(s):
+            return s.astype("boolean") if missing.any() else s.astype(bool)
+        text = s.astype(object).where(~missing, None).map(lambda v: None if v is None else str(v).strip().lower())
+        bad = ~missing & ~text.isin(_TRUE | _FALSE)
+        if bad.any():
+            _raise_bad(s, bad, col, source, "a boolean")
+        vals = text.map(lambda v: None if v is None else v in _TRUE)
+        return vals.astype("boolean") if missing.any() else vals.astype(bool)
+    nums = pd.to_numeric(s, errors="coerce") if not pd.api.types.is_numeric_dtype(s) else s
+    if pd.api.types.is_bool_dtype(nums):
+        nums = nums.astype(float)
+    bad = ~missing & pd.isna(nums)
+    if bad.any():
+        _raise_bad(s, bad, col, source, "a number")
+    nums = nums.astype("Float64" if missing.any() else float)
+    if col.dtype == "float":
+        return nums.astype(float)
+    rounded = nums.round()
+    if missing.any():
+        return rounded.astype("Int64")
+    return rounded.astype(np.int64)
+
+
+def _to_str(v) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _raise_bad(s: pd.Series, bad: pd.Series, col: Column, source: str, what: str) -> None:
+    examples = s[bad].astype(str).unique()[:3].tolist()
+    raise SchemaError(
+        f"{source}: column {col.name!r} ({col.dtype}) has {int(bad.sum())} value(s) that are not "
+        f"{what}, e.g. {examples}"
+    )

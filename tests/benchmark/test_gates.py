@@ -1,0 +1,217 @@
+"""Quality gates (ANITA D2.2): the distribution test against independent references, the YAML
+contract, per-cell verdicts on the fabricated study, and `holdbench check`'s table and exit codes."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from benchmark.cli import main
+from benchmark.gates import FAIL, NA, PASS, load_gates, parse_gates, shift_test, superiority, verdicts
+from benchmark.results import load_results
+from metrics.panel import PanelScores
+from metrics.registry import specs_of
+from tests.benchmark.conftest import DCR_COUNTS, NO_DISTANCE_CELL
+
+DEFAULT = Path(__file__).resolve().parents[2] / "conf" / "gates" / "default.yaml"
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "gates.yaml"
+    path.write_text(text)
+    return path
+
+
+# ---- the test statistic ---------------------------------------------------------------------
+
+def test_superiority_matches_brute_force_over_pairs():
+    s = np.array([0, 1, 1, 2, 5, 5])
+    r = np.array([1, 1, 3, 0, 2])
+    pairs = [(a < b) + 0.5 * (a == b) for a, b in itertools.product(s, r)]
+    vs, cs = np.unique(s, return_counts=True)
+    vr, cr = np.unique(r, return_counts=True)
+    assert superiority(vs, cs, vr, cr) == pytest.approx(np.mean(pairs))
+
+
+def test_shift_test_on_counts_equals_brunner_munzel_on_records():
+    rng = np.random.default_rng(7)
+    s = rng.binomial(6, 0.35, 400)  # S a little closer to T than the reference
+    r = rng.binomial(6, 0.45, 300)
+    vs, cs = np.unique(s, return_counts=True)
+    vr, cr = np.unique(r, return_counts=True)
+    res = shift_test(vs, cs, vr, cr)
+    assert res.pvalue == pytest.approx(stats.brunnermunzel(s, r, alternative="less").pvalue, rel=1e-9)
+    u = stats.mannwhitneyu(r, s).statistic  # pairs where the reference is larger, ties 1/2
+    assert res.effect + 0.5 == pytest.approx(u / (len(s) * len(r)))
+    assert res.pvalue < 1e-4 and res.effect > 0.05 and (res.n_synthetic, res.n_reference) == (400, 300)
+    same = shift_test(vs, cs, vs, cs)
+    assert same.effect == pytest.approx(0.0) and same.pvalue == pytest.approx(0.5, abs=1e-9)
+
+
+def test_shift_test_complete_separation_and_tiny_samples():
+    assert shift_test([0], [50], [3], [40]).effect == 0.5
+    assert shift_test([0], [50], [3], [40]).pvalue == 0.0
+    assert shift_test([3], [50], [0], [40]).pvalue == 1.0
+    assert math.isnan(shift_test([1], [1], [2], [10]).effect)
+
+
+# ---- the YAML contract ----------------------------------------------------------------------
+
+def test_default_gates_are_d22():
+    gates = load_gates("default")
+    assert Path(gates.source) == DEFAULT
+    kinds = {t.name: (t.test, t.metric) for t in gates.targets}
+    assert kinds == {"dcr_distribution": ("dcr", None), "nndr_distribution": ("nndr", None),
+                     "dcr_share_interval": (None, "dcr_share")}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("targets: {a: {test: dcr, alpha: 2}}", "targets.a"),
+    ("targets: {a: {metric: F2_ratio}}", "needs `min:` or `max:`"),
+    ("targets: {a: {metric: F2_ratio, max: 2, bogus: 1}}", "unknown key(s) ['bogus']"),
+    ("targets: {a: {test: dcr, metric: F2_ratio, max: 1}}", "not both"),
+    ("targets: {a: {test: kolmogorov}}", "test must be dcr or nndr"),
+    ("targets: {a: {metric: F2_ratio, min: 3, max: 2}}", "min 3 is above max 2"),
+    ("targets: {}", "targets"),
+    ("other: 1", "unknown key(s) ['other'] (known: description, targets)"),
+])
+def test_bad_gates_files_name_the_key(tmp_path, text, message):
+    with pytest.raises(ValueError, match="gates file") as info:
+        load_gates(_write(tmp_path, text))
+    assert message in str(info.value)
+
+
+def test_unknown_metric_is_named_with_a_suggestion(study):
+    results = load_results(study.path)
+    gates = parse_gates({"targets": {"fid": {"metric": "F2_ration", "max": 2}}})
+    with pytest.raises(ValueError, match=r"'F2_ration' is not a metric.*did you mean F2_ratio"):
+        verdicts(results, gates)
+    gates = parse_gates({"targets": {"fid": {"metric": "F2_ratio", "max": 2, "use": "ci_low"}}})
+    with pytest.raises(ValueError, match="has no interval"):
+        verdicts(results, gates)
+
+
+def test_unknown_gates_name():
+    with pytest.raises(ValueError, match="no gates config 'nope'"):
+        load_gates("nope")
+
+
+# ---- verdicts on the fabricated study -------------------------------------------------------
+
+def _with_panel(results):
+    """The fabricated study with the privacy panel's registry entries (its metrics.json has them)."""
+    return replace(results, specs=[*results.specs, *specs_of(PanelScores)])
+
+
+def _by(table: pd.DataFrame, cell: tuple[str, str, int], target: str) -> pd.Series:
+    d, s, k = cell
+    row = table[(table["dataset"] == d) & (table["synthesizer"] == s) & (table["seed"] == k)
+                & (table["target"] == target)]
+    assert len(row) == 1, (cell, target)
+    return row.iloc[0]
+
+
+def test_verdicts_per_cell(study):
+    results = _with_panel(load_results(study.path))
+    gates = parse_gates({"targets": {
+        "dcr": {"test": "dcr", "alpha": 0.05, "max_effect": 0.02},
+        "nndr": {"test": "nndr"},
+        "share": {"metric": "dcr_share", "use": "ci_low", "max": 0.5},
+        "fid": {"metric": "F2_ratio", "max": 2.5},
+        "ims": {"metric": "ims_synthetic", "max": 0.5, "required": True},
+    }})
+    table = verdicts(results, gates)
+    # ctgan (index 2): S->T counts [60, 40, 15, 5, 0] against S->H [5, 15, 40, 40, 20]
+    to_t, to_h = (np.repeat(np.arange(5), c) for c in DCR_COUNTS[2])
+    leak = _by(table, ("alpha", "ctgan", 0), "dcr")
+    assert leak["verdict"] == FAIL
+    assert leak["pvalue"] == pytest.approx(stats.brunnermunzel(to_t, to_h, alternative="less").pvalue)
+    assert leak["value"] == pytest.approx(np.mean([(a < b) + 0.5 * (a == b) for a in to_t for b in to_h]) - 0.5)
+    fair = _by(table, ("alpha", "gauss", 0), "dcr")
+    assert fair["verdict"] == PASS and fair["value"] == pytest.approx(0.0)
+    assert _by(table, NO_DISTANCE_CELL, "dcr")["verdict"] == NA  # no dcr_histogram.csv
+    assert "no dcr_histogram.csv" in _by(table, NO_DISTANCE_CELL, "dcr")["detail"]
+    # NNDR: H's ratios uniform, S's = U^(1+s): effect P(U^(1+s) < V) - 1/2 = (1+s)/(2+s) - 1/2
+    for synth, s in (("gauss", 1), ("ctgan", 2)):
+        row = _by(table, ("alpha", synth, 0), "nndr")
+        assert row["value"] == pytest.approx((1 + s) / (2 + s) - 0.5, abs=0.01) and row["verdict"] == FAIL
+    # thresholds: gauss F2_ratio is 2 (pass), ctgan's 3 (FAIL); dcr_share 0.55 - 0.02 > 0.5 (FAIL)
+    assert _by(table, ("alpha", "gauss", 0), "fid")["verdict"] == PASS
+    assert _by(table, ("alpha", "ctgan", 0), "fid")["verdict"] == FAIL
+    share = _by(table, ("alpha", "gauss", 0), "share")
+    assert share["verdict"] == FAIL and share["value"] == pytest.approx(study.metrics[("alpha", "gauss", 0)]
+                                                                       ["dcr_share_ci_low"])
+    # not-ok cells: one "cell status" row; the holdout reference row is never judged
+    assert _by(table, study.error_cell, "cell status")["verdict"] == FAIL
+    assert _by(table, study.skipped_cell, "cell status")["verdict"] == NA
+    ref = table[table["synthesizer"] == "holdout"]
+    assert set(ref["verdict"]) == {NA} and ref["reference"].all()
+
+
+def test_required_missing_metric_fails(study):
+    results = _with_panel(load_results(study.path))
+    gates = parse_gates({"targets": {"g": {"metric": "gower_dcr_share", "max": 0.6, "required": True},
+                                     "h": {"metric": "gower_dcr_share", "max": 0.6}}})
+    table = verdicts(results, gates)
+    row = _by(table, ("alpha", "gauss", 0), "g")
+    assert row["verdict"] == FAIL and "(required)" in row["detail"]  # null in metrics.json
+    assert _by(table, ("alpha", "gauss", 0), "h")["verdict"] == NA
+
+
+# ---- holdbench check ------------------------------------------------------------------------
+
+def test_check_exit_codes_on_passing_and_failing_cells(study, tmp_path, capsys):
+    gates = _write(tmp_path, "targets:\n  dcr: {test: dcr}\n  fid: {metric: F2_ratio, max: 2.5}\n")
+    assert main(["check", str(study.path), "--gates", str(gates), "--cell", "alpha/gauss/0"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("alpha/gauss/seed0")]
+    assert len(rows) == 2 and all(" pass " in r for r in rows)
+    assert "1 cell(s): 1 pass, 0 FAIL, 0 n/a" in out
+    assert main(["check", str(study.path), "--gates", str(gates), "--cell", "alpha/ctgan/seed0",
+                 "--out", str(tmp_path / "v.csv")]) == 1
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("cell"))
+    assert header.split()[:5] == ["cell", "target", "value", "threshold", "verdict"]
+    assert "FAIL" in out and "<= 2.5" in out
+    written = pd.read_csv(tmp_path / "v.csv")
+    assert set(written["verdict"]) == {FAIL} and len(written) == 2
+
+
+def test_check_strict_and_usage_errors(study, tmp_path, capsys):
+    gates = _write(tmp_path, "targets:\n  dcr: {test: dcr}\n")
+    no_hist = "/".join(map(str, NO_DISTANCE_CELL))
+    assert main(["check", str(study.path), "--gates", str(gates), "--cell", no_hist]) == 0  # n/a only
+    assert main(["check", str(study.path), "--gates", str(gates), "--cell", no_hist, "--strict"]) == 1
+    capsys.readouterr()
+    assert main(["check", str(study.path), "--gates", str(gates), "--cell", "alpha/nope/0"]) == 2
+    assert "no cell alpha/nope/0" in capsys.readouterr().err
+    assert main(["check", str(study.path), "--gates", str(tmp_path / "missing.yaml")]) == 2
+    assert main(["check"]) == 2
+    assert main(["check", str(tmp_path / "no_study")]) == 2
+
+
+def test_check_on_three_files(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+
+    def table(n):
+        return pd.DataFrame({"a": rng.choice(list("abcdefgh"), n), "b": rng.choice(list("xyzw"), n),
+                             "c": rng.integers(0, 12, n), "d": rng.choice(list("pqrs"), n)})
+
+    train, holdout, fresh = table(150), table(150), table(150)
+    for name, df in (("T", train), ("H", holdout), ("fresh", fresh), ("copy", train)):
+        df.to_csv(tmp_path / f"{name}.csv", index=False)
+    gates = _write(tmp_path, "targets:\n  dcr: {test: dcr}\n  share: {metric: dcr_share, use: ci_low, max: 0.5}\n")
+    base = ["check", "--train", str(tmp_path / "T.csv"), "--holdout", str(tmp_path / "H.csv"), "--gates", str(gates),
+            "--metrics", "demo"]
+    skip = ["--skip", "legal", "--skip", "disclosure", "--skip", "attacks", "--skip", "panel"]
+    assert main([*base, "--synthetic", str(tmp_path / "fresh.csv"), *skip]) == 0
+    assert main([*base, "--synthetic", str(tmp_path / "copy.csv"), *skip]) == 1
+    out = capsys.readouterr().out
+    assert "files/copy.csv/seed0" in out and "FAIL" in out

@@ -1,0 +1,374 @@
+"""Bale & Quick's synthesizer (synthesizers.bale_quick): output contract, release rules,
+tuning trace, wall-clock cap, determinism, option checks.
+
+Tiny budgets throughout (K in [2, 6], pMSE degree 2, one synthetic set per evaluation) so
+every fit takes about a second on the 300-row mixed table of conftest.py.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from contracts.schema import Schema
+from synthesizers._bq_models import Encoded, Step, encode, release
+from synthesizers.bale_quick import BQMNL, BQCart
+from synthesizers.base import FitContext
+
+TINY = {"k_range": (2, 6), "init_points": 2, "n_iter": 1, "optimizer_seeds": 1, "m": 1, "pmse_degree": 2}
+
+
+def _cart(**kw) -> BQCart:
+    return BQCart(**{**TINY, "leaf_range": (10, 60), **kw})
+
+
+def _mnl(**kw) -> BQMNL:
+    return BQMNL(**{**TINY, "poly_degree": 2, "max_iter": 30, **kw})
+
+
+@pytest.fixture(scope="module")
+def fitted_cart():
+    from tests.synthesizers.conftest import SCHEMA, make_table
+
+    train = make_table(300, seed=1)
+    synth = _cart(optimizer_seeds=2, n_iter=2)
+    synth.fit(train, FitContext(SCHEMA, 0, "mixed"))
+    return train, synth
+
+
+@pytest.mark.parametrize("make", [_cart, _mnl], ids=["cart", "mnl"])
+def test_fit_sample_rows_columns_dtypes(make, train, fit_ctx):
+    synth = make()
+    synth.fit(train, fit_ctx(seed=3))
+    out = synth.sample(450, seed=4)
+    assert len(out) == 450
+    assert list(out.columns) == list(train.columns)
+    assert out.dtypes.to_dict() == train.dtypes.to_dict()
+    # every categorical value is one T has (missing included as a level)
+    for col in ("color", "city", "grade"):
+        assert set(out[col].dropna()) <= set(train[col].dropna())
+
+
+def test_release_rounds_ints_and_clips_to_t_range():
+    """Hand-made model-space rows: 37.6 -> 38, 300 -> T's max 90, -4 -> T's min 18."""
+    step = Step("color", False, np.array([0, 1, 1]), np.array(["blue", "red"], dtype=object))
+    enc = Encoded(numeric=["age", "score", "flag"], dtypes={"age": "int", "score": "float", "flag": "bool"},
+                  mean=np.array([40.0, 0.0, 0.5]), sd=np.array([10.0, 1.0, 0.5]),
+                  lo=np.array([18.0, -1.0, 0.0]), hi=np.array([90.0, 1.0, 1.0]),
+                  z=np.zeros((3, 3)), steps=[step], names=["age", "score", "color", "flag"])
+    x = np.array([[-0.24, 0.25, 0.9, 1.0],    # age 37.6, score 0.25, flag 0.95, red
+                  [26.0, 5.0, -3.0, 0.0],     # age 300, score 5, flag -1, blue
+                  [-4.4, -7.0, 0.1, 1.0]])    # age -4, score -7, flag 0.55, red
+    out = release(enc, x, clip=True)
+    assert out["age"].tolist() == [38, 90, 18]
+    assert out["age"].dtype == np.int64
+    assert out["score"].tolist() == pytest.approx([0.25, 1.0, -1.0])
+    assert out["flag"].tolist() == [True, False, True]
+    assert out["color"].tolist() == ["red", "blue", "red"]
+    assert list(out.columns) == ["age", "score", "color", "flag"]
+    unclipped = release(enc, x, clip=False)
+    assert unclipped["age"].tolist() == [38, 300, -4]
+    assert unclipped["score"].tolist() == pytest.approx([0.25, 5.0, -7.0])
+
+
+def test_sampled_numbers_inside_t_range(fitted_cart):
+    train, synth = fitted_cart
+    out = synth.sample(3000, seed=1)
+    for col in ("age", "income"):
+        assert out[col].min() >= train[col].min() and out[col].max() <= train[col].max()
+    # a missing-income indicator was modelled: T has 5% missing incomes, so must S (roughly)
+    assert 0.01 < out["income"].isna().mean() < 0.15
+
+
+def test_same_seed_same_data_and_trace(train, fit_ctx):
+    a, b, c = _cart(), _cart(), _cart()
+    a.fit(train, fit_ctx(seed=5))
+    b.fit(train, fit_ctx(seed=5))
+    c.fit(train, fit_ctx(seed=6))
+    pd.testing.assert_frame_equal(a.sample(500, 9), b.sample(500, 9))
+    timings = [c for c in a.tuning_trace.columns if c.endswith("seconds")]
+    assert len(timings) == 6
+    pd.testing.assert_frame_equal(a.tuning_trace.drop(columns=timings), b.tuning_trace.drop(columns=timings))
+    assert not a.sample(500, 9).equals(a.sample(500, 10))
+    assert not a.tuning_trace["objective"].equals(c.tuning_trace["objective"])
+
+
+def test_trace_rows_columns_and_objective(fitted_cart):
+    _, synth = fitted_cart
+    trace = synth.tuning_trace
+    per_seed = TINY["init_points"] + 2
+    assert trace.groupby("optimizer_seed").size().to_dict() == {0: per_seed, 1: per_seed}
+    assert trace["iteration"].tolist() == list(range(per_seed)) * 2
+    assert (trace["phase"] == "random").sum() == 2 * TINY["init_points"]
+    for col in ("K", "b_income_missing", "b_color", "b_city", "b_grade", "mean_pmse_ratio", "objective", "seconds",
+                "suggest_seconds"):
+        assert col in trace.columns
+    assert trace["K"].between(2, 6).all() and trace["b_color"].between(10, 60).all()
+    recomputed = -((1.0 - trace["mean_pmse_ratio"]) ** 2)
+    np.testing.assert_allclose(trace["objective"], recomputed, rtol=0, atol=1e-15)
+    assert synth.artifacts()["tuning_trace"].equals(trace)
+
+
+def test_best_is_kept_and_not_worse_than_first_start(fitted_cart):
+    _, synth = fitted_cart
+    trace, info = synth.tuning_trace, synth.info()
+    best_so_far_badness = (-trace["objective"]).cummin()
+    assert (np.diff(best_so_far_badness) <= 0).all()
+    assert info["best_objective"] == trace["objective"].max() >= trace["objective"].iloc[0]
+    best_row = trace.loc[trace["objective"].idxmax()]
+    assert info["best_params"] == {k: best_row[k] for k in info["best_params"]}
+    assert info["n_evaluations"] == len(trace) and not info["hit_time_cap"]
+
+
+def test_wall_clock_cap_stops_tuning(train, fit_ctx):
+    capped = _cart(max_tuning_seconds=0.0, optimizer_seeds=2)
+    capped.fit(train, fit_ctx())
+    assert len(capped.tuning_trace) == 1 and capped.hit_time_cap and capped.info()["hit_time_cap"]
+    assert len(capped.sample(100, 0)) == 100
+
+
+def test_categorical_follows_its_numeric_predictor(schema):
+    """A category fully decided by a number (hi iff x > 0) survives: leaf draws copy the rule."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=600)
+    train = pd.DataFrame({"x": x, "side": np.where(x > 0, "hi", "lo")})
+    sch = Schema.from_mapping("rule", {"x": {"kind": "numeric"}, "side": {"kind": "categorical"}})
+    synth = BQCart(**{**TINY, "leaf_range": (10, 30)})
+    synth.fit(sch.coerce(train, "T"), FitContext(sch, 0, "rule"))
+    out = synth.sample(2000, 1)
+    agree = ((out["x"] > 0) == (out["side"] == "hi")).mean()
+    assert agree > 0.95
+
+
+def test_only_categoricals_or_only_numerics(train, fit_ctx):
+    cats = Schema.from_mapping("c", {"color": {"kind": "categorical"}, "city": {"kind": "categorical"}})
+    nums = Schema.from_mapping("n", {"age": {"kind": "numeric", "dtype": "int"}, "member": {"kind": "numeric", "dtype": "bool"}})
+    for sch in (cats, nums):
+        synth = _cart()
+        synth.fit(train[sch.names], FitContext(sch, 0, sch.name))
+        out = synth.sample(200, 0)
+        assert len(out) == 200 and out.dtypes.to_dict() == train[sch.names].dtypes.to_dict()
+
+
+@pytest.mark.parametrize("kw, word", [
+    ({"k_range": (50, 10)}, "k_range"),
+    ({"leaf_range": (350, 10)}, "leaf_range"),
+    ({"leaf_range": (0, 10)}, "leaf_range"),
+    ({"k_range": (2.5, 10)}, "k_range"),
+    ({"init_points": 0}, "init_points"),
+    ({"m": 0}, "m"),
+    ({"max_tuning_seconds": -1}, "max_tuning_seconds"),
+    ({"visit_order": ["color", "color"]}, "visit_order"),
+    ({"disclosure_bound": 0.5}, "disclosure_bound"),
+    ({"point_mass_share": 0}, "point_mass_share"),
+    ({"point_mass_share": 1.5}, "point_mass_share"),
+    ({"point_mass_share": True}, "point_mass_share"),
+    ({"tuning_rows": 1}, "tuning_rows"),
+])
+def test_bad_options_raise_at_construction(kw, word):
+    with pytest.raises(ValueError, match=word):
+        BQCart(**kw)
+
+
+def test_bad_mnl_options():
+    with pytest.raises(ValueError, match="c_range"):
+        BQMNL(c_range=(0.0, 1.0))
+    with pytest.raises(ValueError, match="c_range"):
+        BQMNL(c_range=(3.0, 0.1))
+
+
+@pytest.mark.parametrize("order, word", [
+    (["color", "city", "grade", "shape"], "shape"),
+    (["color", "city"], "grade"),
+    (["color", "city", "grade", "age"], "age"),
+])
+def test_bad_visit_order_names_the_column_at_fit(order, word, train, fit_ctx):
+    with pytest.raises(ValueError, match=f"visit_order.*{word}"):
+        _cart(visit_order=order).fit(train, fit_ctx())
+
+
+def test_visit_order_is_used(train, fit_ctx):
+    a, b = _cart(), _cart(visit_order=["grade", "city", "color"])
+    a.fit(train, fit_ctx())
+    b.fit(train, fit_ctx())
+    assert "b_grade" in a.tuning_trace and "b_grade" in b.tuning_trace
+    assert not a.sample(300, 0).equals(b.sample(300, 0))
+
+
+@pytest.mark.slow
+def test_configs_and_smoke_preset_run_in_seconds():
+    from benchmark.config import build_synthesizer, synthesizer_config
+    from tests.synthesizers.conftest import SCHEMA, make_table
+
+    train = make_table(2000, seed=3)
+    for name in ("bq_cart", "bq_mnl"):
+        synthesizer_config(name)  # the full config's keys are constructor arguments
+        synth = build_synthesizer(synthesizer_config(name, preset="smoke"))
+        start = time.process_time()  # CPU seconds: the test machine may be shared
+        synth.fit(train, FitContext(SCHEMA, 0, "mixed"))
+        out = synth.sample(2000, 1)
+        assert time.process_time() - start < 20
+        assert out.dtypes.to_dict() == train.dtypes.to_dict() and len(out) == 2000
+
+
+def _disclosing_table(n: int = 400) -> tuple[pd.DataFrame, Schema]:
+    """s = 'yes' exactly when x > 1.2 (prior ~12%): S copying that rule discloses s."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=n)
+    raw = pd.DataFrame({"x": x, "age": rng.integers(20, 60, n), "g": rng.choice(["a", "b"], n),
+                        "s": np.where(x > 1.2, "yes", "no")})
+    sch = Schema.from_mapping("d", {"x": {"kind": "numeric"}, "age": {"kind": "numeric", "dtype": "int"},
+                                    "g": {"kind": "categorical"}, "s": {"kind": "categorical"}},
+                              sensitive="s", quasi_identifiers=["x", "age", "g"])
+    return sch.coerce(raw, "T"), sch
+
+
+def test_disclosure_reduction_brings_every_ratio_under_the_bound():
+    from metrics.disclosure import disclosure_ratios
+
+    train, sch = _disclosing_table()
+    deltas = np.linspace(0.001, 0.5, 5)
+    worst = {}
+    for on in (False, True):
+        synth = BQCart(**{**TINY, "n_iter": 0, "leaf_range": (10, 30), "disclosure_reduction": on})
+        synth.fit(train, FitContext(sch, 0, "d"))
+        out = synth.sample(400, 1)
+        assert len(out) == 400 and out.dtypes.to_dict() == train.dtypes.to_dict()
+        worst[on] = max(disclosure_ratios(train, out, "s", ["x", "age"], ["g"], d).max() for d in deltas)
+        assert synth.info()["n_decoys_added"] == synth.n_decoys_added
+    assert worst[False] > 3.0  # the rule is disclosed without the post-processor
+    assert worst[True] <= 3.0
+    assert 0 < synth.n_decoys_added < 400 and synth.disclosure_converged
+
+
+def test_disclosure_reduction_needs_a_binary_sensitive_attribute(train, fit_ctx):
+    with pytest.raises(ValueError, match="sensitive"):
+        _cart(disclosure_reduction=True).fit(train, fit_ctx())
+    table, _ = _disclosing_table()
+    sch = Schema.from_mapping("d", {"x": {"kind": "numeric"}, "age": {"kind": "numeric", "dtype": "int"},
+                                    "g": {"kind": "categorical"}, "s": {"kind": "categorical"}},
+                              sensitive="age", quasi_identifiers=["x", "g"])
+    with pytest.raises(ValueError, match="binary"):
+        _cart(disclosure_reduction=True).fit(table, FitContext(sch, 0, "d"))
+
+
+def test_release_sets_missing_where_the_indicator_says():
+    ind = Step("n", True, np.array([0, 1]), np.array([False, True], dtype=object))
+    enc = Encoded(numeric=["n", "flag"], dtypes={"n": "int", "flag": "bool"}, mean=np.array([40.0, 0.5]),
+                  sd=np.array([10.0, 0.5]), lo=np.array([0.0, 0.0]), hi=np.array([99.0, 1.0]),
+                  z=np.zeros((2, 2)), steps=[ind], names=["n", "flag"])
+    out = release(enc, np.array([[0.04, 1.0, 1.0], [0.06, -1.0, 0.0]]), clip=True)
+    assert out["n"].isna().tolist() == [True, False] and out["n"].iloc[1] == 41
+    assert out["flag"].tolist() == [True, False]
+
+
+# ---- memo of mixtures / column models, T's samples in tuning ------------------------------
+
+def test_each_mixture_and_column_model_fitted_once_across_optimiser_seeds(train, fit_ctx, monkeypatch):
+    """K in {2, 3} and b in {10, 11} over 2 x 6 evaluations: at most 2 mixture fits, and one
+    tree per (column, b) pair that the trace shows, however often the optimiser repeats it."""
+    from synthesizers import bale_quick as bq
+
+    calls = {"mixture": [], "cart": []}
+
+    class CountingMixture(bq.Mixture):
+        def __init__(self, z, k, seed):
+            calls["mixture"].append(k)
+            super().__init__(z, k, seed)
+
+    class CountingCart(bq.CartStep):
+        def __init__(self, x, y, b, seed):
+            calls["cart"].append((x.shape[1], b))
+            super().__init__(x, y, b, seed)
+
+    monkeypatch.setattr(bq, "Mixture", CountingMixture)
+    monkeypatch.setattr(bq, "CartStep", CountingCart)
+    synth = _cart(k_range=(2, 3), leaf_range=(10, 11), init_points=3, n_iter=3, optimizer_seeds=2)
+    synth.fit(train, fit_ctx())
+    trace = synth.tuning_trace
+    assert len(trace) == 12
+    assert sorted(calls["mixture"]) == sorted(trace["K"].unique())  # each K once, 2 fits at most
+    b_cols = [c for c in trace.columns if c.startswith("b_")]
+    assert len(calls["cart"]) == len(set(calls["cart"])) == sum(trace[c].nunique() for c in b_cols)
+    assert len(calls["cart"]) <= 2 * len(b_cols) < 12 * len(b_cols)
+    # the CPU split: a repeated K costs no mixture fit
+    first_k = trace.groupby("K").head(1).index
+    assert (trace.loc[~trace.index.isin(first_k), "gmm_cpu_seconds"] < 0.01).all()
+
+
+def test_tuning_scores_each_set_against_the_same_sample_of_t(train, fit_ctx, monkeypatch):
+    from metrics import pmse
+
+    seen = []
+    real = pmse.pmse_ratio
+
+    def spy(t, s, kinds, **kw):
+        seen.append((tuple(t["income"].fillna(-1.0).round(2)), len(s)))
+        return real(t, s, kinds, **kw)
+
+    monkeypatch.setattr(pmse, "pmse_ratio", spy)
+    synth = _cart(m=2, tuning_rows=120, init_points=2, n_iter=0)
+    synth.fit(train, fit_ctx())
+    assert len(seen) == 4 and all(n == 120 for _, n in seen)
+    assert all(len(t) == 120 for t, _ in seen)
+    assert seen[0][0] == seen[2][0] and seen[1][0] == seen[3][0]  # set i: the same T rows each time
+    assert seen[0][0] != seen[1][0]
+    t_incomes = train["income"].fillna(-1.0).round(2).tolist()
+    assert all(v in t_incomes for v in seen[0][0])
+    seen.clear()
+    _cart(m=1, tuning_rows=None, init_points=1, n_iter=0).fit(train, fit_ctx())
+    assert seen[0][1] == len(train) and len(seen[0][0]) == len(train)
+
+
+# ---- point masses --------------------------------------------------------------------------
+
+def test_encode_point_mass_by_hand():
+    """gain = [0, 0, 0, 5, 7]: 60 % zeros >= 0.5 -> a mass step at 0; the mixture sees 5 and 7
+    (mean 6, SD 1: z = -1, +1), and a random one of them at each zero; T's range is [5, 7]."""
+    t = pd.DataFrame({"gain": [0, 0, 0, 5, 7], "c": ["a", "b", "a", "b", "a"]})
+    enc = encode(t, {"gain": "numeric", "c": "categorical"}, {"gain": "int", "c": "str"}, ["c"], 0.5)
+    mass, cat = enc.steps
+    assert mass.label == "gain_mass" and mass.mass == 0.0 and mass.codes.tolist() == [1, 1, 1, 0, 0]
+    assert cat.label == "c"
+    assert enc.z[3:, 0].tolist() == [-1.0, 1.0] and set(enc.z[:3, 0]) <= {-1.0, 1.0}
+    many = pd.DataFrame({"gain": [0] * 900 + [5, 7] * 50, "c": ["a"] * 1000})
+    zs = encode(many, {"gain": "numeric", "c": "categorical"}, {"gain": "int", "c": "str"}, ["c"], 0.5, seed=3).z
+    assert set(zs[:900, 0]) == {-1.0, 1.0} and abs(zs[:900, 0].mean()) < 0.15  # fair draws: SD 1/30
+    assert (enc.mean[0], enc.sd[0], enc.lo[0], enc.hi[0]) == (6.0, 1.0, 5.0, 7.0)
+    assert len(encode(t, {"gain": "numeric", "c": "categorical"}, {"gain": "int", "c": "str"}, ["c"], 0.7).steps) == 1
+    assert len(encode(t, {"gain": "numeric", "c": "categorical"}, {"gain": "int", "c": "str"}, ["c"], None).steps) == 1
+    # release: the mass where the indicator says 1, else the continuous part clipped to [5, 7]
+    x = np.array([[0.3, 1.0, 0.0], [-4.0, 0.0, 1.0], [0.4, 0.0, 0.0]])
+    assert release(enc, x, clip=True)["gain"].tolist() == [0, 5, 6]
+
+
+def _zero_inflated(n: int, seed: int) -> tuple[pd.DataFrame, Schema]:
+    """gain: exactly 0 in 90 % of rows (hand-set), else an integer in [100, 5000]."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    gain = np.round(np.exp(rng.uniform(np.log(100), np.log(5000), n)))
+    gain[rng.permutation(n)[:int(0.9 * n)]] = 0
+    sch = Schema.from_mapping("zi", {"x": {"kind": "numeric"}, "gain": {"kind": "numeric", "dtype": "int"},
+                                     "g": {"kind": "categorical"}})
+    return sch.coerce(pd.DataFrame({"x": x, "gain": gain, "g": rng.choice(["a", "b"], n)}), "T"), sch
+
+
+def test_zero_inflated_column_gets_exact_zeros_at_t_share():
+    train, sch = _zero_inflated(600, 0)
+    assert (train["gain"] == 0).mean() == 0.9
+    share = {}
+    for pm in (0.5, None):
+        synth = _cart(point_mass_share=pm, k_range=(3, 3), leaf_range=(20, 20))
+        synth.fit(train, FitContext(sch, 0, "zi"))
+        out = synth.sample(5000, 1)
+        share[pm] = (out["gain"] == 0).mean()
+        if pm is not None:
+            assert "b_gain_mass" in synth.tuning_trace
+            assert out.loc[out["gain"] != 0, "gain"].between(100, 5000).all()
+    # with the mass step: 0.9 up to sampling noise (binomial SD at n = 5000: 0.004) and the
+    # tree's leaf shares; without it the mixture smears the spike
+    assert abs(share[0.5] - 0.9) < 0.03
+    assert abs(share[None] - 0.9) > 0.1
