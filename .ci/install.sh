@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install holdbench and everything it needs on a fresh Debian machine (idempotent).
-#   bash .ci/install.sh                  R (base) for the rpy2 bridge, Chromium for the MLflow UI
+#   bash .ci/install.sh                  R (base, rpart) for the rpy2 bridge, Chromium for the MLflow UI
 #                                        test, CPU torch, holdbench, anonymeter's own venv
 #   bash .ci/install.sh --with-synthpop  also R's synthpop from CRAN (where CRAN is reachable)
 set -euo pipefail
@@ -13,10 +13,10 @@ for arg in "$@"; do
   esac
 done
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-if ! dpkg -s r-base-core r-base-dev chromium >/dev/null 2>&1; then
+if ! dpkg -s r-base-core r-base-dev r-cran-rpart chromium >/dev/null 2>&1; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-    r-base-core r-base-dev chromium >/dev/null
+    r-base-core r-base-dev r-cran-rpart chromium >/dev/null
 fi
 if [ "$WITH_SYNTHPOP" = 1 ]; then
   # fails loudly where CRAN cannot be reached; synthpop's cells are `skipped` without it

@@ -21,7 +21,9 @@ Model (details of the encoding in synthesizers._bq_models):
   released value is exactly the mass value.
 
 Tuning: K and every column's b (or C) by Bayesian optimisation (`bayesian-optimization`,
-expected improvement with xi = `xi`): `init_points` random starts then `n_iter` suggestions,
+expected improvement with xi = `xi`; K on the grid low, low + `k_step`, ..., high of `k_range`,
+and BQMNL's C, when `c_grid` is set, on that many points evenly spaced in log C over `c_range`,
+a proposal snapping to the nearest point): `init_points` random starts then `n_iter` suggestions,
 for each of `optimizer_seeds` optimiser seeds; the best evaluation over all of them is kept.
 An evaluation draws `m` synthetic sets of `tuning_rows` rows, post-processes them exactly as
 `sample` releases them and scores objective = −(1 − mean pMSE ratio)² with
@@ -111,8 +113,9 @@ class _BaleQuick(Synthesizer):
     def __init__(self, k_range=(10, 200), visit_order=None, init_points=5, n_iter=25, optimizer_seeds=2,
                  m=5, tuning_rows=None, max_tuning_seconds=None, pmse_degree=3, pmse_max_design_mb=None,
                  xi=0.01, clip=True, disclosure_reduction=False, disclosure_bound=3.0,
-                 disclosure_delta=None, disclosure_max_rounds=50, point_mass_share=0.5) -> None:
+                 disclosure_delta=None, disclosure_max_rounds=50, point_mass_share=0.5, k_step=1) -> None:
         self.k_range = _range("k_range", k_range, int, 1)
+        self.k_step = _count("k_step", k_step, 1)
         if visit_order is not None:
             visit_order = [str(c) for c in visit_order]
             dupes = sorted({c for c in visit_order if visit_order.count(c) > 1})
@@ -347,7 +350,11 @@ class _BaleQuick(Synthesizer):
         self.best_mean_pmse_ratio = float(self.tuning_trace["mean_pmse_ratio"].iloc[best])
 
     def _cast(self, key: str, value):
-        return round(float(value)) if key == "K" or len(self._bounds[key]) == 3 else float(value)
+        if key == "K":  # the nearest point of the grid low, low + k_step, ..., high
+            lo, hi = self._bounds["K"][:2]
+            grid = np.append(np.arange(lo, hi, self.k_step), hi)
+            return int(grid[np.argmin(np.abs(grid - float(value)))])
+        return round(float(value)) if len(self._bounds[key]) == 3 else float(value)
 
     # ---- sample ---------------------------------------------------------------------------
     def sample(self, n: int, seed: int) -> pd.DataFrame:
@@ -409,11 +416,11 @@ class BQCart(_BaleQuick):
     def __init__(self, leaf_range=(10, 350), k_range=(10, 200), visit_order=None, init_points=5, n_iter=25,
                  optimizer_seeds=2, m=5, tuning_rows=None, max_tuning_seconds=None, pmse_degree=3,
                  pmse_max_design_mb=None, xi=0.01, clip=True, disclosure_reduction=False, disclosure_bound=3.0,
-                 disclosure_delta=None, disclosure_max_rounds=50, point_mass_share=0.5) -> None:
+                 disclosure_delta=None, disclosure_max_rounds=50, point_mass_share=0.5, k_step=1) -> None:
         self.leaf_range = _range("leaf_range", leaf_range, int, 1)
         super().__init__(k_range, visit_order, init_points, n_iter, optimizer_seeds, m, tuning_rows,
                          max_tuning_seconds, pmse_degree, pmse_max_design_mb, xi, clip, disclosure_reduction,
-                         disclosure_bound, disclosure_delta, disclosure_max_rounds, point_mass_share)
+                         disclosure_bound, disclosure_delta, disclosure_max_rounds, point_mass_share, k_step)
 
     def _step_bounds(self):
         return self.leaf_range[0], self.leaf_range[1], int
@@ -431,11 +438,13 @@ class BQMNL(_BaleQuick):
                  visit_order=None, init_points=5, n_iter=25, optimizer_seeds=2, m=5, tuning_rows=None,
                  max_tuning_seconds=None, pmse_degree=3, pmse_max_design_mb=None, xi=0.01, clip=True,
                  disclosure_reduction=False, disclosure_bound=3.0, disclosure_delta=None,
-                 disclosure_max_rounds=50, point_mass_share=0.5) -> None:
+                 disclosure_max_rounds=50, point_mass_share=0.5, k_step=1, c_grid=None) -> None:
         lo, hi = _range("c_range", c_range, float, 0.0)
         if lo <= 0:
             raise ValueError(f"bale_quick: c_range must be positive, got {c_range!r}")
         self.c_range = (lo, hi)
+        self.c_grid = None if c_grid is None else _count("c_grid", c_grid, 2)
+        self._c_points = None if c_grid is None else np.geomspace(lo, hi, self.c_grid)
         self.poly_degree = _count("poly_degree", poly_degree, 1)
         self.max_iter = _count("max_iter", max_iter, 1)
         if not float(tol) > 0:
@@ -443,10 +452,16 @@ class BQMNL(_BaleQuick):
         self.tol = float(tol)
         super().__init__(k_range, visit_order, init_points, n_iter, optimizer_seeds, m, tuning_rows,
                          max_tuning_seconds, pmse_degree, pmse_max_design_mb, xi, clip, disclosure_reduction,
-                         disclosure_bound, disclosure_delta, disclosure_max_rounds, point_mass_share)
+                         disclosure_bound, disclosure_delta, disclosure_max_rounds, point_mass_share, k_step)
 
     def _step_bounds(self):
         return self.c_range[0], self.c_range[1], float
+
+    def _cast(self, key: str, value):
+        if key == "K" or self._c_points is None:
+            return super()._cast(key, value)
+        # the nearest (in log C) of c_grid points spaced evenly in log C over c_range
+        return float(self._c_points[np.argmin(np.abs(np.log(self._c_points) - np.log(float(value))))])
 
     def _fit_step(self, x, y, value, seed):
         return MNLStep(x, y, float(value), seed, degree=self.poly_degree, max_iter=self.max_iter, tol=self.tol)

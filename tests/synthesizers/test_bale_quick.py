@@ -158,6 +158,7 @@ def test_only_categoricals_or_only_numerics(train, fit_ctx):
     ({"leaf_range": (350, 10)}, "leaf_range"),
     ({"leaf_range": (0, 10)}, "leaf_range"),
     ({"k_range": (2.5, 10)}, "k_range"),
+    ({"k_step": 0}, "k_step"),
     ({"init_points": 0}, "init_points"),
     ({"m": 0}, "m"),
     ({"max_tuning_seconds": -1}, "max_tuning_seconds"),
@@ -178,6 +179,8 @@ def test_bad_mnl_options():
         BQMNL(c_range=(0.0, 1.0))
     with pytest.raises(ValueError, match="c_range"):
         BQMNL(c_range=(3.0, 0.1))
+    with pytest.raises(ValueError, match="c_grid"):
+        BQMNL(c_grid=1)
 
 
 @pytest.mark.parametrize("order, word", [
@@ -297,6 +300,35 @@ def test_each_mixture_and_column_model_fitted_once_across_optimiser_seeds(train,
     # the CPU split: a repeated K costs no mixture fit
     first_k = trace.groupby("K").head(1).index
     assert (trace.loc[~trace.index.isin(first_k), "gmm_cpu_seconds"] < 0.01).all()
+
+
+def test_k_is_tuned_on_its_grid(train, fit_ctx, monkeypatch):
+    """k_step: every K evaluated is low + i * k_step (or high); one mixture per grid point."""
+    from synthesizers import bale_quick as bq
+
+    fitted = []
+
+    class CountingMixture(bq.Mixture):
+        def __init__(self, z, k, seed):
+            fitted.append(k)
+            super().__init__(z, k, seed)
+
+    monkeypatch.setattr(bq, "Mixture", CountingMixture)
+    synth = _cart(k_range=(2, 13), k_step=5, leaf_range=(10, 11), init_points=4, n_iter=4)
+    synth.fit(train, fit_ctx())
+    ks = set(synth.tuning_trace["K"])
+    assert ks <= {2, 7, 12, 13}, ks
+    assert sorted(fitted) == sorted(ks)
+
+
+def test_mnl_c_is_tuned_on_its_log_grid(train, fit_ctx):
+    """c_grid: every C evaluated is one of c_grid points evenly spaced in log C (written out)."""
+    synth = _mnl(k_range=(3, 3), c_range=(0.01, 1.0), c_grid=3, init_points=3, n_iter=2)
+    synth.fit(train, fit_ctx())
+    c_cols = [c for c in synth.tuning_trace.columns if c.startswith("C_")]
+    assert c_cols
+    values = set(synth.tuning_trace[c_cols].to_numpy().ravel().round(12))
+    assert values <= {0.01, 0.1, 1.0}, values
 
 
 def test_tuning_scores_each_set_against_the_same_sample_of_t(train, fit_ctx, monkeypatch):

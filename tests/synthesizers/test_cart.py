@@ -145,7 +145,7 @@ R_REASON = r_unavailable_reason(["rpart"])
 
 
 @pytest.mark.needs_r
-@pytest.mark.skipif(R_REASON is not None, reason="rpy2/R not installed")
+@pytest.mark.skipif(R_REASON is not None, reason=str(R_REASON))
 @pytest.mark.parametrize("method", ["class", "anova"])
 def test_leaf_count_is_close_to_rpart(method):
     """Grown with rpart's minbucket/minsplit and pruned at cp, the tree has rpart's size."""
