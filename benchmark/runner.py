@@ -113,6 +113,10 @@ def do_generate(study_dir: Path, dataset: str, seed: int, synth: str) -> None:
         if result["status"] == "ok":
             os.replace(scratch, final)
             result["outputs"] = {SYNTHETIC: file_record(final)}
+            # the synthesizer's own tables (Synthesizer.artifacts(), e.g. a tuning trace)
+            for table in sorted(attempt.scratch.glob("*.csv")):
+                os.replace(table, cdir / table.name)
+                result["outputs"][table.name] = file_record(cdir / table.name)
         else:
             final.unlink(missing_ok=True)
         result.update(
@@ -162,7 +166,8 @@ def do_evaluate(study_dir: Path, dataset: str, seed: int, synth: str, shards: in
         headline = ev.pop("headline", [])
         # timings vary run to run: they go to status.json, so metrics.json is reproducible to the byte
         timings = {k: metrics.pop(k) for k in list(metrics) if k.startswith("seconds_")}
-        outputs = _place_artifacts(attempt.scratch, cdir, keep=bool(metrics))
+        generated = {name for name in (gen.get("outputs") or {}) if name.endswith(".csv")}
+        outputs = _place_artifacts(attempt.scratch, cdir, keep=bool(metrics), generated=generated)
         write_json(cdir / METRICS_JSON, metrics)
         outputs[METRICS_JSON] = file_record(cdir / METRICS_JSON)
         if synthetic_record:
@@ -269,12 +274,13 @@ def _shard_arrays(lay: StudyLayout, dataset: str, seed: int, cdir: Path, gen: di
     return {f"{family}.{key}": value for family, arrays in parts.items() for key, value in arrays.items()}
 
 
-def _place_artifacts(scratch: Path, cdir: Path, keep: bool) -> dict:
+def _place_artifacts(scratch: Path, cdir: Path, keep: bool, generated: set[str] = frozenset()) -> dict:
     """Move the artifact tables the evaluation wrote into the cell (replacing the old ones, removing
-    stale ones); returns {file: record}. Without metrics, marginals.csv is a header only."""
+    stale ones but not the tables `generated` by the current generate stage); returns {file: record}
+    of every table in the cell. Without metrics, marginals.csv is a header only."""
     made = {p.name: p for p in scratch.glob("*.csv")} if keep else {}
     for old in cdir.glob("*.csv"):
-        if old.name not in made:
+        if old.name not in made and old.name not in generated:
             old.unlink(missing_ok=True)
     for name, path in made.items():
         os.replace(path, cdir / name)
