@@ -16,7 +16,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from benchmark.isolation import Interrupted, cell_attempt, failure, run_isolated
+from benchmark.isolation import THREAD_ENV, Interrupted, cell_attempt, failure, run_isolated
 from benchmark.layout import (
     GENERATE_JSON,
     MARGINALS,
@@ -158,8 +158,11 @@ def do_evaluate(study_dir: Path, dataset: str, seed: int, synth: str, shards: in
                     "cell_dir": str(attempt.scratch), "holdout_rule": gen.get("holdout_rule", False),
                     "metrics": _with_partials(metrics_cfg, shard_files),
                 }
+                # one BLAS thread: a product's rounding depends on how many threads split it, and
+                # the metrics must not change in the last digit with the machine (parallelism
+                # comes from the metrics' joblib workers, which inherit the cap)
                 ev = run_isolated("evaluate", payload, attempt, limits["timeout_seconds"], limits["memory_gb"],
-                                  threads=None)
+                                  threads=1)
                 metrics = ev.pop("metrics", {}) if ev["status"] == "ok" else {}
                 if ev["status"] == "ok" and not metrics:
                     ev = failure("error", "the evaluation returned no metrics")
@@ -239,8 +242,12 @@ def do_evaluate_shard(study_dir: Path, dataset: str, seed: int, synth: str, shar
     gen = _load(cdir / GENERATE_JSON)
     arrays: dict = {}
     if gen["status"] == "ok" and not file_problem(cdir / SYNTHETIC, (gen.get("outputs") or {}).get(SYNTHETIC)):
+        from threadpoolctl import threadpool_limits
+
+        os.environ.update(dict.fromkeys(THREAD_ENV, "1"))  # as the evaluate child: its joblib workers inherit it
         try:
-            arrays = _shard_arrays(lay, dataset, seed, cdir, gen, shard, of)
+            with threadpool_limits(limits=1):
+                arrays = _shard_arrays(lay, dataset, seed, cdir, gen, shard, of)
         except Exception as exc:  # noqa: BLE001 - recorded for the cell, like the evaluate child's failures
             arrays = {_SHARD_FAILED: np.array(clean_line(f"{type(exc).__name__}: {exc}"))}
     out = lay.shard_file(dataset, seed, synth, shard, of)
