@@ -22,8 +22,9 @@ Model (details of the encoding in synthesizers._bq_models):
 
 Tuning: K and every column's b (or C) by Bayesian optimisation (`bayesian-optimization`,
 expected improvement with xi = `xi`; K on the grid low, low + `k_step`, ..., high of `k_range`,
-and BQMNL's C, when `c_grid` is set, on that many points evenly spaced in log C over `c_range`,
-a proposal snapping to the nearest point): `init_points` random starts then `n_iter` suggestions,
+BQMNL's C in log10 C over `c_range` and, when `c_grid` is set, on that many points evenly
+spaced in log C, a proposal snapping to the nearest point): `init_points` random starts then
+`n_iter` suggestions,
 for each of `optimizer_seeds` optimiser seeds; the best evaluation over all of them is kept.
 An evaluation draws `m` synthetic sets of `tuning_rows` rows, post-processes them exactly as
 `sample` releases them and scores objective = −(1 − mean pMSE ratio)² with
@@ -32,7 +33,8 @@ min(`tuning_rows`, |T|) rows of T (null: all of T and |S| = |T|). The seeds of t
 of T's samples are the same at every evaluation, so evaluations are compared on common
 random numbers. The mixture for a K and a column's model for a (column, b or C) are fitted
 once per `fit` and reused by every evaluation of both optimiser seeds (all are fitted on T,
-deterministically); the trace's *_cpu_seconds columns split each evaluation's CPU time.
+deterministically; with `c_grid`, a column's MNL models are one regularisation path over the
+grid, `_bq_models.MNLPath`); the trace's *_cpu_seconds columns split each evaluation's CPU time.
 `max_tuning_seconds` caps the wall clock: it is checked before every evaluation after the
 first, so tuning stops at most one evaluation late; `hit_time_cap` records it. Evaluations
 of a parameter set seen before reuse its score (`cached` in the trace). `tuning_trace` /
@@ -70,6 +72,7 @@ from synthesizers._bq_models import (
     Encoded,
     Marginal,
     Mixture,
+    MNLPath,
     MNLStep,
     disclosure_spec,
     encode,
@@ -157,7 +160,12 @@ class _BaleQuick(Synthesizer):
     def _step_bounds(self) -> tuple[float, float, type]:
         raise NotImplementedError
 
-    def _fit_step(self, x: np.ndarray, y: np.ndarray, value, seed: int):
+    def _fit_step(self, j: int, x: np.ndarray, y: np.ndarray, value, seed: int):
+        """Step j's model for parameter `value`, fitted on predictors x and codes y."""
+        raise NotImplementedError
+
+    def _step_value(self, value: float):
+        """A step parameter from the optimiser's coordinate."""
         raise NotImplementedError
 
     # ---- fit ------------------------------------------------------------------------------
@@ -215,7 +223,7 @@ class _BaleQuick(Synthesizer):
             if key in bounds or key in fixed or key == "K":
                 raise ValueError(f"bale_quick: parameter name {key!r} is ambiguous; rename column {step.name!r}")
             if lo == hi:
-                fixed[key] = lo
+                fixed[key] = self._step_value(lo)
             else:
                 bounds[key] = (lo, hi, int) if kind is int else (lo, hi)
         return bounds, fixed
@@ -236,7 +244,7 @@ class _BaleQuick(Synthesizer):
             if value is None:
                 model = Marginal(y)
             else:
-                model = self._fit_step(self._design[:, :p + j], y, value, derive_seed(self._seed, _STEP, j))
+                model = self._fit_step(j, self._design[:, :p + j], y, value, derive_seed(self._seed, _STEP, j))
                 if not getattr(model, "converged", True):
                     self._warnings["models_not_converged"].add(self._enc.steps[j].label)
             self._models[key] = model
@@ -354,7 +362,7 @@ class _BaleQuick(Synthesizer):
             lo, hi = self._bounds["K"][:2]
             grid = np.append(np.arange(lo, hi, self.k_step), hi)
             return int(grid[np.argmin(np.abs(grid - float(value)))])
-        return round(float(value)) if len(self._bounds[key]) == 3 else float(value)
+        return self._step_value(value)
 
     # ---- sample ---------------------------------------------------------------------------
     def sample(self, n: int, seed: int) -> pd.DataFrame:
@@ -425,12 +433,18 @@ class BQCart(_BaleQuick):
     def _step_bounds(self):
         return self.leaf_range[0], self.leaf_range[1], int
 
-    def _fit_step(self, x, y, value, seed):
+    def _step_value(self, value):
+        return round(float(value))
+
+    def _fit_step(self, j, x, y, value, seed):
         return CartStep(x, y, int(value), seed)
 
 
 class BQMNL(_BaleQuick):
-    """Bale & Quick with an L1 multinomial logit per categorical column; `c_range` bounds its C."""
+    """Bale & Quick with an L1 multinomial logit per categorical column; `c_range` bounds its C
+    (searched in log10 C). `max_iter` caps saga's epochs per fit: a cold fit per C asked for
+    (`c_grid` null), or each point of the column's regularisation path over the `c_grid` points,
+    warm-started from the point before (`_bq_models.MNLPath`)."""
 
     _param = "C"
 
@@ -444,7 +458,7 @@ class BQMNL(_BaleQuick):
             raise ValueError(f"bale_quick: c_range must be positive, got {c_range!r}")
         self.c_range = (lo, hi)
         self.c_grid = None if c_grid is None else _count("c_grid", c_grid, 2)
-        self._c_points = None if c_grid is None else np.geomspace(lo, hi, self.c_grid)
+        self._c_points = None if c_grid is None else np.unique(np.geomspace(lo, hi, self.c_grid))
         self.poly_degree = _count("poly_degree", poly_degree, 1)
         self.max_iter = _count("max_iter", max_iter, 1)
         if not float(tol) > 0:
@@ -454,14 +468,27 @@ class BQMNL(_BaleQuick):
                          max_tuning_seconds, pmse_degree, pmse_max_design_mb, xi, clip, disclosure_reduction,
                          disclosure_bound, disclosure_delta, disclosure_max_rounds, point_mass_share, k_step)
 
-    def _step_bounds(self):
-        return self.c_range[0], self.c_range[1], float
+    def _step_bounds(self):  # the optimiser searches log10 C
+        return float(np.log10(self.c_range[0])), float(np.log10(self.c_range[1])), float
 
-    def _cast(self, key: str, value):
-        if key == "K" or self._c_points is None:
-            return super()._cast(key, value)
+    def _step_value(self, value):
+        c = float(10.0 ** float(value))
+        if self._c_points is None:
+            return float(np.clip(c, *self.c_range))
         # the nearest (in log C) of c_grid points spaced evenly in log C over c_range
-        return float(self._c_points[np.argmin(np.abs(np.log(self._c_points) - np.log(float(value))))])
+        return float(self._c_points[np.argmin(np.abs(np.log(self._c_points) - np.log(c)))])
 
-    def _fit_step(self, x, y, value, seed):
-        return MNLStep(x, y, float(value), seed, degree=self.poly_degree, max_iter=self.max_iter, tol=self.tol)
+    def fit(self, train, ctx) -> None:
+        self._paths: dict[int, MNLPath] = {}
+        try:
+            super().fit(train, ctx)
+        finally:
+            self._paths = {}  # the chosen steps are kept in _step_models; the rest is garbage
+
+    def _fit_step(self, j, x, y, value, seed):
+        if self._c_points is None:
+            return MNLStep(x, y, float(value), seed, degree=self.poly_degree, max_iter=self.max_iter, tol=self.tol)
+        if j not in self._paths:
+            self._paths[j] = MNLPath(x, y, self._c_points, seed, degree=self.poly_degree, max_iter=self.max_iter,
+                                     tol=self.tol)
+        return self._paths[j].at(int(np.argmin(np.abs(np.log(self._c_points) - np.log(float(value))))))

@@ -331,6 +331,78 @@ def test_mnl_c_is_tuned_on_its_log_grid(train, fit_ctx):
     assert values <= {0.01, 0.1, 1.0}, values
 
 
+def test_mnl_optimiser_searches_log_c(train, fit_ctx):
+    """C's search space is log10 C over c_range (uniform random starts in C would almost never
+    try C < 0.1 of [0.001, 3]); the trace reports C itself, inside c_range."""
+    synth = _mnl(k_range=(3, 3), c_range=(0.001, 1.0), init_points=4, n_iter=1)
+    synth.fit(train, fit_ctx())
+    c_keys = [k for k in synth._bounds if k.startswith("C_")]
+    assert c_keys and all(synth._bounds[k] == (-3.0, 0.0) for k in c_keys)
+    values = synth.tuning_trace[c_keys].to_numpy().ravel()
+    assert (values >= 0.001).all() and (values <= 1.0).all()
+    assert (values < 0.03).any()  # a log-uniform draw is below 0.03 with probability 0.49, a uniform one 0.03
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # 5 epochs: by design
+def test_mnl_path_is_sklearn_warm_started_path_in_any_request_order():
+    """MNLPath's point i is sklearn's saga warm-started along the grid from its first point,
+    whether the points are asked for in order or the last one first."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import PolynomialFeatures, StandardScaler
+
+    from synthesizers._bq_models import MNLPath
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(400, 3))
+    y = (x[:, 0] + rng.normal(size=400) > 0).astype(int) + (x[:, 1] > 0.5)
+    cs = np.array([0.01, 0.1, 1.0])
+    features = make_pipeline(StandardScaler(), PolynomialFeatures(2, include_bias=False), StandardScaler())
+    xt = features.fit_transform(x)
+    ref = LogisticRegression(l1_ratio=1.0, solver="saga", max_iter=5, tol=1e-4, random_state=7, warm_start=True)
+    expected = []
+    for c in cs:
+        ref.set_params(C=c)
+        expected.append(ref.fit(xt, y).coef_.copy())
+    cold = LogisticRegression(l1_ratio=1.0, solver="saga", C=1.0, max_iter=5, tol=1e-4, random_state=7).fit(xt, y)
+    assert not np.allclose(cold.coef_, expected[2])  # the warm start matters at 5 epochs
+
+    in_order, last_first = (MNLPath(x, y, cs, 7, degree=2, max_iter=5, tol=1e-4) for _ in range(2))
+    for i in range(3):
+        np.testing.assert_array_equal(in_order.at(i).logit.coef_, expected[i])
+    np.testing.assert_array_equal(last_first.at(2).logit.coef_, expected[2])
+    np.testing.assert_array_equal(last_first.at(0).logit.coef_, expected[0])
+    assert len(last_first.steps) == 3
+    with pytest.raises(IndexError):
+        last_first.at(3)
+    with pytest.raises(ValueError, match="ascending"):
+        MNLPath(x, y, cs[::-1], 7, degree=2, max_iter=5, tol=1e-4)
+
+
+def test_mnl_grid_fits_each_path_point_once(train, fit_ctx, monkeypatch):
+    """With c_grid, every saga fit of a fit() is one (column, grid point), fitted once: at most
+    c_grid fits per column over 2 x 5 evaluations; the same seed gives the same data."""
+    from synthesizers import _bq_models
+
+    fits = []
+    real = _bq_models._fit_logit
+
+    def counting(logit, features, y):
+        fits.append((features.shape[1], len(np.unique(y)), logit.C))
+        return real(logit, features, y)
+
+    monkeypatch.setattr(_bq_models, "_fit_logit", counting)
+    make = lambda: _mnl(k_range=(3, 3), c_range=(0.01, 1.0), c_grid=3, max_iter=5, init_points=3, n_iter=2,
+                        optimizer_seeds=2)
+    a = make()
+    a.fit(train, fit_ctx(seed=4))
+    c_cols = [c for c in a.tuning_trace.columns if c.startswith("C_")]
+    assert len(fits) == len(set(fits)) <= 3 * len(c_cols)
+    b = make()
+    b.fit(train, fit_ctx(seed=4))
+    pd.testing.assert_frame_equal(a.sample(300, 1), b.sample(300, 1))
+
+
 def test_tuning_scores_each_set_against_the_same_sample_of_t(train, fit_ctx, monkeypatch):
     from metrics import pmse
 
