@@ -221,12 +221,12 @@ def _saga(c: float, seed: int, max_iter: int, tol: float, warm_start: bool = Fal
     return LogisticRegression(penalty="l1", **kw)
 
 
-def _features(x: np.ndarray, degree: int):
-    """The fitted feature map of an MNL step: standardise, degree-d polynomial terms, standardise."""
+def _features(degree: int):
+    """The (unfitted) feature map of an MNL step: standardise, degree-d polynomial terms, standardise."""
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import PolynomialFeatures, StandardScaler
 
-    return make_pipeline(StandardScaler(), PolynomialFeatures(degree, include_bias=False), StandardScaler()).fit(x)
+    return make_pipeline(StandardScaler(), PolynomialFeatures(degree, include_bias=False), StandardScaler())
 
 
 def _fit_logit(logit, features: np.ndarray, y: np.ndarray) -> bool:
@@ -245,9 +245,9 @@ class MNLStep:
 
     def __init__(self, x: np.ndarray, y: np.ndarray, c: float, seed: int, *, degree: int,
                  max_iter: int, tol: float) -> None:
-        self.features = _features(x, degree)
+        self.features = _features(degree)
         self.logit = _saga(c, seed, max_iter, tol)
-        self.converged = _fit_logit(self.logit, self.features.transform(x), y)
+        self.converged = _fit_logit(self.logit, self.features.fit_transform(x), y)
         self.classes = self.logit.classes_
 
     @classmethod
@@ -297,9 +297,11 @@ class MNLPath:
             raise IndexError(f"bale_quick: MNL path point {i} outside 0..{len(self.cs) - 1}")
         if i >= len(self.steps):
             if self._features is None:
-                self._features = _features(self._x, self._degree)
+                self._features = _features(self._degree)
                 self._logit = _saga(self.cs[0], self._seed, self._max_iter, self._tol, warm_start=True)
-            features = self._features.transform(self._x)
+                features = self._features.fit_transform(self._x)
+            else:  # fitted: not kept between extensions (adult's last column: 24,421 x 968 floats)
+                features = self._features.transform(self._x)
             for c in self.cs[len(self.steps):i + 1]:
                 self._logit.set_params(C=float(c))
                 converged = _fit_logit(self._logit, features, self._y)

@@ -475,15 +475,15 @@ class BQMNL(_BaleQuick):
         c = float(10.0 ** float(value))
         if self._c_points is None:
             return float(np.clip(c, *self.c_range))
-        # the nearest (in log C) of c_grid points spaced evenly in log C over c_range
-        return float(self._c_points[np.argmin(np.abs(np.log(self._c_points) - np.log(c)))])
+        return float(self._c_points[self._c_index(c)])
+
+    def _c_index(self, c: float) -> int:
+        """The nearest (in log C) of the c_grid points spaced evenly in log C over c_range."""
+        return int(np.argmin(np.abs(np.log(self._c_points) - np.log(float(c)))))
 
     def fit(self, train, ctx) -> None:
-        self._paths: dict[int, MNLPath] = {}
-        try:
-            super().fit(train, ctx)
-        finally:
-            self._paths = {}  # the chosen steps are kept in _step_models; the rest is garbage
+        self._paths: dict[int, MNLPath] = {}  # step j -> its regularisation path, for this fit
+        super().fit(train, ctx)
 
     def _fit_step(self, j, x, y, value, seed):
         if self._c_points is None:
@@ -491,4 +491,4 @@ class BQMNL(_BaleQuick):
         if j not in self._paths:
             self._paths[j] = MNLPath(x, y, self._c_points, seed, degree=self.poly_degree, max_iter=self.max_iter,
                                      tol=self.tol)
-        return self._paths[j].at(int(np.argmin(np.abs(np.log(self._c_points) - np.log(float(value))))))
+        return self._paths[j].at(self._c_index(value))
