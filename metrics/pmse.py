@@ -23,7 +23,9 @@ Logistic version, exactly SPEC §8:
    of kept terms, i.e. the rank of the design**, which is how synthpop's `utility.gen`
    counts it (the non-aliased coefficients of the glm, minus the intercept).
 6. Unpenalised logistic regression (with intercept) fitted in-sample, p̂ its fitted
-   probabilities, pMSE = mean((p̂ − c)²), expected = 2·m·(1−c)²·c/N, ratio = pMSE/expected.
+   probabilities, pMSE = mean((p̂ − c)²), expected = m·c·(1−c)/N, ratio = pMSE/expected.
+   (Bale & Quick's code writes 2·m·(1−c)²·c/N, the same number only at c = ½; for two samples
+   of one distribution the expectation is m·c·(1−c)/N at every c, SPEC §8.)
 
 Numerics: the model is fitted in the whitened coordinates of the kept terms (coefficients
 beta = B·gamma with B the inverse Cholesky factor of the terms' correlation matrix: an
@@ -70,7 +72,7 @@ class PMSEScore:
     pmse: float
     """mean((p̂ − c)²), the propensity mean squared error (0 best, c(1−c) worst)."""
     expected: float
-    """2·m·(1−c)²·c/N, the pMSE expected when S and T come from the same distribution."""
+    """m·c·(1−c)/N, the pMSE expected when S and T come from the same distribution."""
     ratio: float
     """pmse / expected: 1 is ideal, larger is worse (below 1 is noise)."""
     degree: int
@@ -97,7 +99,7 @@ def expected_pmse(m: int, c: float, n: int) -> float:
         raise ValueError(f"expected_pmse: n must be positive, got {n}")
     if not 0.0 < c < 1.0:
         raise ValueError(f"expected_pmse: c must be in (0, 1), got {c}")
-    return 2.0 * m * (1.0 - c) ** 2 * c / n
+    return m * c * (1.0 - c) / n
 
 
 def n_poly_terms(p: int, degree: int) -> int:

@@ -68,7 +68,7 @@ class UtilityResult:
                          meaning="Propensity MSE mean((p̂-c)²) of a degree-3 polynomial logistic model "
                                  "separating T from S; compare with pmse_expected.")
     pmse_ratio: float = metric("pMSE ratio", "utility", direction="ideal", ideal=1.0, digits=3, headline=True,
-                               meaning="pMSE / its expectation 2m(1-c)²c/N when S and T share a "
+                               meaning="pMSE / its expectation m·c(1-c)/N when S and T share a "
                                        "distribution: 1 = indistinguishable, larger = worse (SPEC §8).")
     pmse_cart_ratio: float = metric("pMSE ratio (CART)", "utility", direction="ideal", ideal=1.0, digits=3,
                                     meaning="pMSE of a CART propensity model / its mean over label "
@@ -88,7 +88,7 @@ class UtilityResult:
     ci_overlap_min: float = metric("CI overlap (min)", "utility", direction="higher", digits=3,
                                    meaning="The smallest per-coefficient interval overlap.")
     pmse_expected: float = math.nan
-    """2·m·(1−c)²·c/N, the pMSE expected under 'same distribution'."""
+    """m·c·(1−c)/N, the pMSE expected under 'same distribution'."""
     pmse_degree: int = 0
     """Polynomial degree actually used (lower than asked when the design did not fit max_design_mb)."""
     pmse_n_terms: int = 0
