@@ -13,18 +13,33 @@ for arg in "$@"; do
   esac
 done
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-if ! dpkg -s r-base-core r-base-dev r-cran-rpart chromium >/dev/null 2>&1; then
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-    r-base-core r-base-dev r-cran-rpart chromium >/dev/null
+say() { echo "[install] $*"; }
+# another apt-get or dpkg (unattended upgrades, a second install) holds the dpkg lock: wait for it
+# (up to 10 minutes) instead of failing at once
+APT_WAIT=(-o DPkg::Lock::Timeout=600)
+DEBS=(r-base-core r-base-dev r-cran-rpart chromium)
+if ! dpkg -s "${DEBS[@]}" >/dev/null 2>&1; then
+  say "Debian packages: ${DEBS[*]} (apt-get; waits up to 10 min for the dpkg lock; a few minutes)"
+  $SUDO apt-get "${APT_WAIT[@]}" update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get "${APT_WAIT[@]}" install -y -qq --no-install-recommends \
+    "${DEBS[@]}" >/dev/null
+else
+  say "Debian packages: already installed"
 fi
 if [ "$WITH_SYNTHPOP" = 1 ]; then
   # fails loudly where CRAN cannot be reached; synthpop's cells are `skipped` without it
+  say "R's synthpop from CRAN"
   $SUDO Rscript -e 'if (!requireNamespace("synthpop", quietly = TRUE)) install.packages("synthpop", repos = "https://cloud.r-project.org"); library(synthpop)'
 fi
 PIP="python3 -m pip install -q --disable-pip-version-check"
 # CPU build of torch first, or pip pulls a multi-GB CUDA build for sdv.
-python3 -c "import torch" 2>/dev/null || $PIP torch==2.13.0
+if python3 -c "import torch" 2>/dev/null; then
+  say "torch: already installed"
+else
+  say "torch 2.13.0, CPU build (about 1 minute)"
+  $PIP torch==2.13.0
+fi
+say "holdbench and its Python dependencies (pip install -e .[dev,r]; 2-8 minutes on a fresh machine)"
 $PIP -e ".[dev,r]"
 # anonymeter 1.1 pins numpy < 1.27: it gets its own venv, where metrics/anonymeter_bridge.py looks
 # for it; reinstalled only when the pinned requirements change
@@ -32,7 +47,9 @@ ANON_VENV=.venv-anonymeter
 ANON_REQ=metrics/anonymeter_requirements.txt
 ANON_SUM=$(sha256sum "$ANON_REQ" | cut -d' ' -f1)
 if [ "$(cat "$ANON_VENV/.requirements.sha256" 2>/dev/null)" != "$ANON_SUM" ]; then
+  say "anonymeter's own venv in $ANON_VENV (its numpy < 1.27 pin; about 1 minute)"
   python3 -m venv "$ANON_VENV"
   "$ANON_VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$ANON_REQ"
   echo "$ANON_SUM" > "$ANON_VENV/.requirements.sha256"
 fi
+say "done"
