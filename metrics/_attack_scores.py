@@ -43,10 +43,8 @@ from itertools import pairwise
 
 import numpy as np
 import pandas as pd
-from scipy.special import logsumexp
 from sklearn.decomposition import PCA
 from sklearn.ensemble import HistGradientBoostingClassifier
-from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.neighbors import NearestNeighbors
 
 from metrics._discretise import factorize_labels, numeric_values
@@ -168,15 +166,26 @@ def gaussian_kde_log(points: np.ndarray, queries: np.ndarray, h: float) -> np.nd
     """Exact log density at each query of the isotropic Gaussian KDE with bandwidth h on points.
 
     What sklearn KernelDensity computes with zero tolerance, done as chunked dense products:
-    its tree search at zero tolerance is ~10x slower in 20 dimensions.
+    its tree search at zero tolerance is ~10x slower in 20 dimensions. The exponent
+    −|q − p|²/(2h²) = (q·p − |p|²/2)/h² − |q|²/(2h²) is formed in place in one (chunk, m)
+    buffer and the log-sum-exp is taken by hand (row maximum, exp in place, sum): the same
+    sums as scipy's logsumexp on euclidean_distances, to rounding, at a quarter of the cost.
     """
     m, d = points.shape
     const = -np.log(m) - 0.5 * d * np.log(2.0 * np.pi * h * h)
+    inv = 1.0 / (h * h)
+    half_pp = 0.5 * np.einsum("ij,ij->i", points, points)
     out = np.empty(len(queries))
     step = max(1, 4_000_000 // max(m, 1))
     for a in range(0, len(queries), step):
-        d2 = euclidean_distances(queries[a:a + step], points, squared=True)
-        out[a:a + step] = logsumexp(-d2 / (2.0 * h * h), axis=1)
+        q = queries[a:a + step]
+        e = q @ points.T
+        e -= half_pp
+        e *= inv
+        top = e.max(axis=1)
+        e -= top[:, None]
+        np.exp(e, out=e)
+        out[a:a + step] = np.log(e.sum(axis=1)) + top - 0.5 * inv * np.einsum("ij,ij->i", q, q)
     return out + const
 
 

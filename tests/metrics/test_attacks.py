@@ -20,7 +20,7 @@ from metrics.attacks import (
     MembershipInference,
     attack_stats,
     auc_interval,
-    mann_whitney_auc,
+    resampled_aucs,
     split_targets,
     thin_roc,
     tpr_at_fpr,
@@ -109,7 +109,14 @@ def test_auc_and_tpr_match_brute_force_on_random_tied_scores(seed):
     y, s = labelled(pos, neg)
     out = attack_stats("classifier", y, s, 0, rng)
     assert out["mia_classifier_auc"] == pytest.approx(brute_auc(pos, neg), abs=1e-12)
-    assert mann_whitney_auc(s[None, :], len(pos))[0] == pytest.approx(brute_auc(pos, neg), abs=1e-12)
+    identity = resampled_aucs(pos.astype(float), neg.astype(float), np.arange(len(pos))[None, :],
+                              np.arange(len(neg))[None, :])
+    assert identity[0] == pytest.approx(brute_auc(pos, neg), abs=1e-12)
+    # bootstrap replicates (repeated rows, ties across replicates) against the brute force on each
+    pos_rows, neg_rows = rng.integers(0, len(pos), (5, len(pos))), rng.integers(0, len(neg), (5, len(neg)))
+    reps = resampled_aucs(pos.astype(float), neg.astype(float), pos_rows, neg_rows)
+    for i in range(5):
+        assert reps[i] == brute_auc(pos[pos_rows[i]], neg[neg_rows[i]])
     assert out["mia_classifier_tpr_at_fpr_1pct"] == pytest.approx(brute_tpr_at_fpr(pos, neg, 0.01), abs=1e-12)
     assert math.isnan(out["mia_classifier_tpr_at_fpr_01pct"])  # < 1000 non-members
     fpr, tpr, _ = roc_curve(y, s, drop_intermediate=False)

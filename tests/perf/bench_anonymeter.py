@@ -9,17 +9,22 @@ rates, whether anonymeter judged the attack meaningful, and the worker's CPU sec
 wall, because the machine is shared; on an idle core they are the same).
 
   --repeat          run the study setting twice and check the two results are identical
+  --singling-out    the univariate singling-out puzzle (README): T = adult_trn as `ori`, H as
+                    control, S = (a) each column of T permuted independently, (b) T resampled
+                    with replacement (|T| rows), (c) H itself; prints the bridge's risks and, from
+                    anonymeter's own query builder in the venv, where the queries come from
   --install-time    time `python3 -m venv` + `pip install -r metrics/anonymeter_requirements.txt`
                     into a temporary directory (downloads ~200 MB) and report its size
 
 Usage: python tests/perf/bench_anonymeter.py [--shared DIR] [--synth synthpop] [--only study|default]
-       [--repeat] [--install-time]
+       [--repeat] [--singling-out] [--install-time]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -27,6 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,13 +79,68 @@ def show(label: str, res, wall: float) -> None:
     for e in EVALUATORS:
         def g(k: str, e: str = e):
             return getattr(res, f"anonymeter_{e}_{k}")
-        total += g("cpu_seconds") if g("cpu_seconds") == g("cpu_seconds") else 0.0
+        cpu = getattr(res, f"seconds_anonymeter_{e}_cpu")
+        total += 0.0 if math.isnan(cpu) else cpu
         print(f"{e:15s} {g('risk'):7.4f} [{g('ci_low'):6.4f}, {g('ci_high'):6.4f}] {g('attack_rate'):7.4f} "
               f"{g('baseline_rate'):7.4f} {g('control_rate'):7.4f} {g('meaningful')!s:>5s} "
-              f"{g('cpu_seconds'):7.1f}")
+              f"{cpu:7.1f}")
         if g("warning"):
             print(f"{'':15s} warning: {g('warning')[:160]}")
     print(f"{'sum of evaluators':>60s} {total:7.1f} cpu s")
+
+
+BREAKDOWN = """
+import collections, sys
+import numpy as np, pandas as pd, polars as pl
+import anonymeter.evaluators.singling_out_evaluator as so
+group_by = pl.DataFrame.group_by  # first-appearance order, as the bridge's worker runs anonymeter
+pl.DataFrame.group_by = lambda self, *by, **kw: group_by(self, *by, maintain_order=True, **kw)
+d = sys.argv[1]
+prep = lambda df: pl.DataFrame(so._safe_column_names(df)).unique(maintain_order=True)
+t, h, s = (pd.read_parquet(f"{d}/{k}.parquet") for k in ("t", "h", "s"))
+T, H, S = prep(t), prep(h), prep(s)
+queries = so.univariate_singling_out_queries(df=S, n_queries=10**9, rng=np.random.default_rng(0))
+in_t = np.array(so._evaluate_queries(T, queries))
+in_h = np.array(so._evaluate_queries(H, queries))
+hist = collections.Counter(np.minimum(in_t, 5).tolist())
+print(f"  S: {len(s)} rows, {len(S)} distinct; one-column queries isolating one S record: {len(queries)}; "
+      f"of those isolating one T record {np.mean(in_t == 1):.3f}, one H record {np.mean(in_h == 1):.3f}")
+print("  T records each query matches: " + ", ".join(f"{'5+' if k == 5 else k}: {hist[k]}" for k in sorted(hist)))
+cells = []
+for c in t.columns:
+    vt, vs = t[c].value_counts(), s[c].value_counts()
+    ut, us = set(vt.index[vt == 1]), set(vs.index[vs == 1])
+    if ut or us:
+        cells.append(f"{c} {len(ut)}/{len(us)}/{len(ut & us)}")
+print("  values unique in T / unique in S / both, per column: " + "; ".join(cells))
+"""
+
+
+def singling_out(data: EvalData, python: Path) -> None:
+    """Column-shuffled copy, bootstrap copy and H as S: the bridge's risks and the query breakdown."""
+    t = data.train
+    rng = np.random.default_rng(0)
+    copies = {
+        "S = each column of T permuted": pd.DataFrame({c: t[c].to_numpy()[rng.permutation(len(t))] for c in t.columns}),
+        "S = T resampled with replacement": t.iloc[np.random.default_rng(1).integers(0, len(t), len(t))]
+                                             .reset_index(drop=True),
+        "S = H (control)": data.holdout.sample(frac=1.0, random_state=2).reset_index(drop=True)}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    env.update(OMP_NUM_THREADS="1", POLARS_MAX_THREADS="1", NUMBA_NUM_THREADS="1")
+    for label, s in copies.items():
+        res = Anonymeter().compute(EvalData(train=t, holdout=data.holdout, synthetic=s, kinds=data.kinds,
+                                            target=data.target, seed=0, n_jobs=1))
+        print(f"\n{label}: univariate singling-out risk {res.anonymeter_singling_uni_risk:.3f} "
+              f"[{res.anonymeter_singling_uni_ci_low:.3f}, {res.anonymeter_singling_uni_ci_high:.3f}], "
+              f"attack rate {res.anonymeter_singling_uni_attack_rate:.3f}, control rate "
+              f"{res.anonymeter_singling_uni_control_rate:.3f}; multivariate {res.anonymeter_singling_multi_risk:.3f}, "
+              f"linkability {res.anonymeter_linkability_risk:.3f}, inference {res.anonymeter_inference_risk:.3f}")
+        with tempfile.TemporaryDirectory(prefix="singling-out-") as tmp:
+            for key, frame in (("t", t), ("h", data.holdout), ("s", s)):
+                frame.to_parquet(Path(tmp) / f"{key}.parquet", index=False)
+            out = subprocess.run([str(python), "-I", "-c", BREAKDOWN, tmp], check=True, capture_output=True,
+                                 text=True, env=env)
+            print(out.stdout.rstrip())
 
 
 def install_time() -> None:
@@ -101,6 +162,7 @@ def main() -> None:
     ap.add_argument("--only", choices=sorted(SETTINGS))
     ap.add_argument("--repeat", action="store_true")
     ap.add_argument("--install-time", action="store_true")
+    ap.add_argument("--singling-out", action="store_true")
     args = ap.parse_args()
     if args.install_time:
         install_time()
@@ -110,6 +172,9 @@ def main() -> None:
     du = subprocess.run(["du", "-sm", str(python.parents[1])], check=True, capture_output=True, text=True)
     print(f"interpreter {python}; venv size {du.stdout.split()[0]} MB")
     data = load(shared_dir(args.shared), args.synth)
+    if args.singling_out:
+        singling_out(data, python)
+        return
     print(f"adult: |T| = {len(data.train)}, |H| = {len(data.holdout)}, |S| = {len(data.synthetic)} ({args.synth})")
     for label, opts in SETTINGS.items():
         if args.only and label != args.only:

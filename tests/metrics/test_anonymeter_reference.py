@@ -1,0 +1,137 @@
+"""holdbench's anonymeter bridge against anonymeter called directly, same data, seeds and options.
+
+The reference is a short script (DIRECT below, written here, not the bridge's worker) run with
+the anonymeter venv's python on parquet files this test writes itself with pandas. It calls
+anonymeter 1.1.0's three evaluators as its documentation shows, with the options the bridge
+documents (T = ori, H = control, S = syn; singling-out with `seed`; linkability on the two
+halves of the columns with n_neighbors; inference of the target from all other columns).
+
+What the script must do besides calling anonymeter, for anonymeter itself to be repeatable:
+- seed numpy's global RNG before each evaluator (linkability and inference draw their targets
+  with pandas `.sample` from it) and polars' global RNG (the singling-out size correction);
+- make polars keep first-appearance order in `group_by` / `unique`: univariate singling-out
+  builds its query list from `df.group_by(col).len()` and then shuffles it with the seeded
+  generator, so a hash-ordered list gives other queries from the same seed.
+Nothing else is seeded: linkability's random-guess baseline (`_random_links`) draws from an
+unseeded `np.random.default_rng()`, so its baseline rate is compared only for being a rate;
+the risk, interval, attack and control rates do not depend on it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metrics.anonymeter_bridge import Anonymeter, anonymeter_python, install_command
+from metrics.registry import EvalData
+
+PYTHON = anonymeter_python()
+pytestmark = pytest.mark.skipif(not PYTHON.exists(),
+                                reason=f"the anonymeter venv is missing ({PYTHON}); install: {install_command()}")
+
+KINDS = {"age": "numeric", "income": "numeric", "city": "categorical", "hours": "numeric",
+         "job": "categorical", "y": "categorical"}
+OPTIONS = {"n_attacks": 60, "n_attacks_multi": 40, "n_cols": 3, "max_attempts": 20_000, "n_neighbors": 5, "seed": 11}
+
+DIRECT = textwrap.dedent("""
+    import json, random, sys
+    import numpy as np, pandas as pd, polars as pl
+    from anonymeter.evaluators import InferenceEvaluator, LinkabilityEvaluator, SinglingOutEvaluator
+
+    d, opt = sys.argv[1], json.loads(sys.argv[2])
+    ori, control, syn = (pd.read_parquet(f"{d}/{k}.parquet") for k in ("t", "h", "s"))
+    if opt["ordered"]:
+        group_by, unique = pl.DataFrame.group_by, pl.Series.unique
+        pl.DataFrame.group_by = lambda self, *by, **kw: group_by(self, *by, maintain_order=True, **kw)
+        pl.Series.unique = lambda self, **kw: unique(self, maintain_order=True)
+
+    def seeded():
+        np.random.seed(opt["seed"]); random.seed(opt["seed"]); pl.set_random_seed(opt["seed"])
+
+    def summary(ev):
+        risk, res = ev.risk(confidence_level=0.95), ev.results(confidence_level=0.95)
+        return {"risk": risk.value, "ci": list(risk.ci), "attack": res.attack_rate.value,
+                "baseline": res.baseline_rate.value, "control": res.control_rate.value}
+
+    out = {}
+    for mode, key, n in (("univariate", "singling_uni", opt["n_attacks"]),
+                         ("multivariate", "singling_multi", opt["n_attacks_multi"])):
+        seeded()
+        ev = SinglingOutEvaluator(ori=ori, syn=syn, control=control, n_attacks=n, n_cols=opt["n_cols"],
+                                  max_attempts=opt["max_attempts"], seed=opt["seed"])
+        out[key] = summary(ev.evaluate(mode=mode))
+    cols = list(ori.columns)
+    half = (len(cols) + 1) // 2
+    seeded()
+    ev = LinkabilityEvaluator(ori=ori, syn=syn, control=control, aux_cols=(cols[:half], cols[half:]),
+                              n_attacks=opt["n_attacks"], n_neighbors=opt["n_neighbors"])
+    out["linkability"] = summary(ev.evaluate(n_jobs=1))
+    seeded()
+    ev = InferenceEvaluator(ori=ori, syn=syn, control=control, aux_cols=[c for c in cols if c != "y"],
+                            secret="y", regression=False, n_attacks=opt["n_attacks"])
+    out["inference"] = summary(ev.evaluate(n_jobs=1))
+    print(json.dumps(out))
+""")
+
+
+def population(n: int, seed: int) -> pd.DataFrame:
+    """Mixed columns with missing values; integers stored as floats (as the bridge hands them over)."""
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 90, n).astype(float)
+    income = np.round(rng.lognormal(10, 1, n), 0)
+    income[rng.random(n) < 0.05] = np.nan
+    city = rng.choice([f"c{i}" for i in range(30)], n).astype(object)
+    city[rng.random(n) < 0.03] = None
+    hours = np.round(rng.normal(40, 10, n))
+    job = rng.choice(["a", "b", "c", "d", "e"], n)
+    y = np.where(rng.random(n) < 0.2 + 0.5 * (age > 50), "yes", "no")
+    return pd.DataFrame({"age": age, "income": income, "city": city, "hours": hours, "job": job, "y": y})
+
+
+def direct(tmp_path, t, h, s, ordered=True) -> dict:
+    for key, frame in (("t", t), ("h", h), ("s", s)):
+        frame.to_parquet(tmp_path / f"{key}.parquet", index=False)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", NUMBA_NUM_THREADS="1", POLARS_MAX_THREADS="1")
+    proc = subprocess.run([str(PYTHON), "-I", "-c", DIRECT, str(tmp_path), json.dumps({**OPTIONS, "ordered": ordered})],
+                          check=False, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def tables():
+    t, h = population(300, 1), population(300, 2)
+    near = t.sample(frac=1.0, random_state=3).reset_index(drop=True)
+    near["hours"] = near["hours"] + np.random.default_rng(4).choice([-1.0, 0.0, 1.0], len(near))
+    s = pd.concat([near.iloc[:150], population(150, 5)], ignore_index=True)  # half near-copies of T
+    return t, h, s
+
+
+@pytest.mark.slow
+def test_bridge_equals_anonymeter_called_directly(tables, tmp_path):
+    t, h, s = tables
+    seed = OPTIONS["seed"]
+    family = Anonymeter(**{k: v for k, v in OPTIONS.items() if k != "seed"})
+    res = family.compute(EvalData(train=t, holdout=h, synthetic=s, kinds=KINDS, target="y", seed=seed))
+    ref = direct(tmp_path, t, h, s)
+    for e in ("singling_uni", "singling_multi", "linkability", "inference"):
+        got = {"risk": getattr(res, f"anonymeter_{e}_risk"), "ci": [getattr(res, f"anonymeter_{e}_ci_low"),
+                                                                  getattr(res, f"anonymeter_{e}_ci_high")],
+               "attack": getattr(res, f"anonymeter_{e}_attack_rate"),
+               "control": getattr(res, f"anonymeter_{e}_control_rate")}
+        want = {k: ref[e][k] for k in got}
+        assert got == want, e  # to the last digit (floats through JSON round-trip exactly)
+        if e != "linkability":  # linkability's baseline draws from an unseeded generator in anonymeter
+            assert getattr(res, f"anonymeter_{e}_baseline_rate") == ref[e]["baseline"], e
+        else:
+            assert 0 <= res.anonymeter_linkability_baseline_rate <= 1
+    # the data make every evaluator do something: none of these equalities is 0 == 0
+    assert res.anonymeter_singling_uni_attack_rate > 0.3 and res.anonymeter_singling_multi_attack_rate > 0.3
+    assert res.anonymeter_linkability_attack_rate > 0.1 and res.anonymeter_inference_attack_rate > 0.5
