@@ -1,7 +1,15 @@
-"""Legal criteria in Bale & Quick's own form (SPEC §8): Euclidean distances on S-standardised data.
+"""Legal criteria in Bale & Quick's own form (SPEC §8): Euclidean distances on standardised data.
 
 Not the Hamming/Gower panel of metrics/panel.py (SPEC §7), which stays as it is: this family
-is labelled "Bale & Quick (Euclidean, standardised on S)".
+is labelled "Bale & Quick (Euclidean; S and H sides standardised on S, leave-one-out on T)".
+
+Which scaler each side uses (as Bale & Quick's published code does it):
+- S side (S -> T) and holdbench's holdout reference (H -> T): every table standardised with a
+  StandardScaler fitted on S. The holdout reference is holdbench's, so it uses the S side's
+  space: S and H are then measured with one ruler and compared like for like.
+- Leave-one-out reference (T -> other T records, their proxy for a holdout): T standardised
+  with a StandardScaler fitted on T, as their code computes it. Its values therefore live in
+  T's units, the S side's in S's units; the leave-one-out criteria compare the two as they do.
 
 Representation (choices the SPEC leaves open, fixed here):
 - Numeric columns (kind 'numeric'): coerced to numbers (booleans 0/1; unparseable, missing and
@@ -9,30 +17,36 @@ Representation (choices the SPEC leaves open, fixed here):
 - Categorical columns: integer codes of T's levels, the levels sorted by their text; a value
   T never shows (in H or S) gets its own code after T's levels (those values sorted by text);
   a missing value gets one more code after all of them. Codes are then treated as numbers.
-- Missing numeric values: ignored when fitting the scaler, then set to S's mean of the column
-  (0 after standardising); for each numeric column with a missing value anywhere in T, H or S
-  an extra 0/1 "missing" column is appended, NOT standardised, so a missing-vs-present mismatch
-  adds 1 (one S standard deviation) to the squared distance and missing equals missing.
-- Every (non-indicator) column is standardised with a StandardScaler fitted on S (mean, SD with
-  ddof 0; a constant column keeps scale 1).
+- Missing numeric values: ignored when fitting the scaler, then set to the scaler's mean of the
+  column (0 after standardising); for each numeric column with a missing value anywhere in T, H
+  or S an extra 0/1 "missing" column is appended, NOT standardised, so a missing-vs-present
+  mismatch adds 1 (one standard deviation) to the squared distance and missing equals missing.
+- Standardising: mean and SD with ddof 0 (StandardScaler); a constant column keeps scale 1.
 
-Distances: exact k-nearest-neighbour search of scikit-learn (brute force, the fastest exact
-choice on 15-ish mixed columns), distinct query rows searched once. d_1 ≤ … ≤ d_k of each
-record to its k nearest T records, duplicates in T counted with multiplicity.
+Distances: exact, float64. Distinct T rows are searched once (multiplicities counted), distinct
+query rows searched once. Candidates come from scikit-learn's brute-force search, whose
+|x|² − 2x·y + |y|² form is fast but off by up to ~1e-8 near 0 (exact duplicates came out at
+distances like 8e-8, which breaks d1/d5 with 0/0 := 1); their distances are recomputed as
+sqrt(Σ_c (x_c − y_c)²) and a row is accepted only if no other T row can be nearer than its
+k-th exact distance within the search's error bound (else it is searched again, at worst
+against every T row exactly). d_1 ≤ … ≤ d_k of each record to its k nearest T records,
+duplicates in T counted with multiplicity.
 - S side: every S record to T.
 - Holdout reference (default): every H record to T.
-- Leave-one-out reference (Bale & Quick's proxy): each T record to the other T records: the k+1
-  nearest T records of the row, minus one copy of the row itself (found by row identity, so an
-  exact duplicate of the record in T still counts as a neighbour at distance 0).
+- Leave-one-out reference: each T record to the other T records: one copy of the record itself
+  left out, so an exact duplicate of it in T still counts as a neighbour at distance 0.
 
-IMS = share with d_1 ≤ delta; DCR = percentile (5th, linear) of d_1; NNDR = same percentile of
-d_1/d_k with 0/0 := 1. Criteria: IMS_S ≤ IMS_ref, DCR_S ≥ DCR_ref, NNDR_S ≥ NNDR_ref.
+IMS = share with d_1 ≤ delta; DCR = percentile (5th, numpy's default linear interpolation) of
+d_1; NNDR = same percentile of d_1/d_k with 0/0 := 1. Criteria: IMS_S ≤ IMS_ref,
+DCR_S ≥ DCR_ref, NNDR_S ≥ NNDR_ref. The artifact legal_ims_curve gives IMS over a delta grid
+for the three sides (their leave-one-out IMS curve).
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -45,8 +59,15 @@ from threadpoolctl import threadpool_limits
 from metrics._discretise import factorize_labels, numeric_values
 from metrics.registry import EvalData, MetricFamily, artifact, metric
 
-LABEL = "Bale & Quick (Euclidean, standardised on S)"
+LABEL = "Bale & Quick (Euclidean; S and H sides standardised on S, leave-one-out on T)"
 _REFS = ("holdout", "loo")
+_SCALER = {"holdout": "S", "loo": "T"}
+_MARGIN = 2
+"""Extra candidates beyond k (k+1 for leave-one-out) fetched from the approximate search."""
+_MAX_CANDIDATES = 256
+"""Past this many candidates a row's distances are computed against every distinct T row."""
+_CHUNK = 8192
+"""Query rows per block (bounds the candidate arrays)."""
 _HOLDOUT_ROW_REASON = ("holdout row: S is H, so the holdout reference compares H with itself; "
                        "its pass fields are undefined (the leave-one-out ones are computed)")
 
@@ -74,17 +95,18 @@ def _pass(what: str, ref: str) -> object:
 
 @dataclass(frozen=True)
 class LegalResult:
-    """Bale & Quick legal criteria; 'holdout' = true H→T reference, 'loo' = leave-one-out inside T."""
+    """Bale & Quick legal criteria; 'holdout' = true H→T reference (S-scaled, as the S side),
+    'loo' = leave-one-out inside T (T-scaled, as their code)."""
 
-    legal_ims_synthetic: float = _ims("S", "S")
-    legal_ims_holdout: float = _ims("H ref", "H")
-    legal_ims_loo: float = _ims("LOO ref", "T (leave-one-out)")
-    legal_dcr_p05_synthetic: float = _dcr("S", "S")
-    legal_dcr_p05_holdout: float = _dcr("H ref", "H")
-    legal_dcr_p05_loo: float = _dcr("LOO ref", "T (leave-one-out)")
-    legal_nndr_p05_synthetic: float = _nndr("S", "S")
-    legal_nndr_p05_holdout: float = _nndr("H ref", "H")
-    legal_nndr_p05_loo: float = _nndr("LOO ref", "T (leave-one-out)")
+    legal_ims_synthetic: float = _ims("S, S-scaled", "S")
+    legal_ims_holdout: float = _ims("H ref, S-scaled", "H")
+    legal_ims_loo: float = _ims("LOO ref, T-scaled", "T (leave-one-out, T-standardised)")
+    legal_dcr_p05_synthetic: float = _dcr("S, S-scaled", "S")
+    legal_dcr_p05_holdout: float = _dcr("H ref, S-scaled", "H")
+    legal_dcr_p05_loo: float = _dcr("LOO ref, T-scaled", "T (leave-one-out, T-standardised)")
+    legal_nndr_p05_synthetic: float = _nndr("S, S-scaled", "S")
+    legal_nndr_p05_holdout: float = _nndr("H ref, S-scaled", "H")
+    legal_nndr_p05_loo: float = _nndr("LOO ref, T-scaled", "T (leave-one-out, T-standardised)")
     legal_ims_pass_holdout: bool | None = _pass("IMS", "holdout")
     legal_dcr_pass_holdout: bool | None = _pass("DCR", "holdout")
     legal_nndr_pass_holdout: bool | None = _pass("NNDR", "holdout")
@@ -103,12 +125,23 @@ class LegalResult:
     """Why some values or pass fields are undefined (None when all are defined)."""
     seconds_legal: float = math.nan
     """Wall time of this family."""
-    legal_criteria: pd.DataFrame | None = artifact(  # noqa: RUF009
-        "one row per (criterion, reference): synthetic value, reference value, pass")
+    legal_criteria: pd.DataFrame | None = artifact(
+        "one row per (criterion, reference): synthetic value, reference value, pass, and the scaler "
+        "each side was standardised with (S, or T for the leave-one-out reference)")
+    legal_ims_curve: pd.DataFrame | None = artifact(
+        "IMS as a function of delta (option ims_curve_deltas, default 0, 0.01, ..., 1 and delta): "
+        "ims_synthetic (S->T, S-scaled), ims_holdout (H->T, S-scaled), ims_loo (T leave-one-out, T-scaled)")
 
 
-def _encode(frames: list[pd.DataFrame], kinds: dict[str, str]) -> list[np.ndarray]:
-    """[T, H, S] as float matrices (T's columns, then missing indicators), S-standardised."""
+def _encode(frames: list[pd.DataFrame], kinds: dict[str, str], fit_on: int = -1) -> list[np.ndarray]:
+    """Frames as float matrices (T's columns, then missing indicators), standardised with a scaler
+    fitted on frames[fit_on] (default the last one, S)."""
+    mats, indicators = _numeric_matrices(frames, kinds)
+    return _standardise(mats, indicators, fit_on)
+
+
+def _numeric_matrices(frames: list[pd.DataFrame], kinds: dict[str, str]) -> tuple[list[np.ndarray], list[list]]:
+    """Unstandardised matrices of the frames (NaN where missing) and their missing-indicator columns."""
     train = frames[0]
     cols: list[list[np.ndarray]] = [[] for _ in frames]
     indicators: list[list[np.ndarray]] = [[] for _ in frames]
@@ -123,11 +156,17 @@ def _encode(frames: list[pd.DataFrame], kinds: dict[str, str]) -> list[np.ndarra
         for out, v in zip(cols, values):
             out.append(v)
     mats = [np.column_stack(c) if c else np.zeros((len(f), 0)) for c, f in zip(cols, frames)]
-    scaler = StandardScaler().fit(mats[-1])  # ignores NaN when fitting
+    return mats, indicators
+
+
+def _standardise(mats: list[np.ndarray], indicators: list[list], fit_on: int) -> list[np.ndarray]:
+    """Each matrix z-scored with a StandardScaler fitted on mats[fit_on]; missing -> 0 (that frame's
+    mean); the indicator columns appended unscaled."""
+    scaler = StandardScaler().fit(mats[fit_on])  # ignores NaN when fitting
     out = []
     for m, ind in zip(mats, indicators):
         z = scaler.transform(m)
-        z[np.isnan(z)] = 0.0  # missing -> S's mean
+        z[np.isnan(z)] = 0.0
         out.append(np.ascontiguousarray(np.column_stack([z] + ind) if ind else z))
     return out
 
@@ -155,23 +194,88 @@ def _distinct(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return uniq, inverse.reshape(-1)
 
 
-def _to_train(index: NearestNeighbors, queries: np.ndarray, k: int) -> tuple[np.ndarray, int]:
-    """(n, k) smallest Euclidean distances of each query to T (distinct rows searched once), n distinct."""
+def _sq_dist(q: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """Exact squared Euclidean distances, summed column by column in float64: q (n, d) against
+    ref (n, m, d) -> (n, m), or against ref (m, d) -> (n, m)."""
+    out = np.zeros(ref.shape[:-1] if ref.ndim == 3 else (len(q), len(ref)))
+    for c in range(q.shape[1]):
+        diff = q[:, c, None] - (ref[:, :, c] if ref.ndim == 3 else ref[None, :, c])
+        out += diff * diff
+    return out
+
+
+class _Reference:
+    """The distinct rows of T (with multiplicities), searched for exact k-nearest distances.
+
+    Candidates come from scikit-learn's brute-force search (fast, but its |x|²−2x·y+|y|² form is
+    off by up to ~1e-8 near distance 0); their distances are then recomputed exactly (column by
+    column, float64), and a row is accepted only when no point outside its candidates can be
+    nearer than its k-th exact distance given the search's error bound; otherwise it is searched
+    again with more candidates and, past _MAX_CANDIDATES, against every row of T exactly."""
+
+    def __init__(self, x: np.ndarray, n_jobs: int = 1) -> None:
+        rows, inverse, counts = np.unique(x, axis=0, return_inverse=True, return_counts=True)
+        self.rows, self.inverse, self.counts = rows, inverse.reshape(-1), counts
+        self.index = NearestNeighbors(algorithm="brute", n_jobs=n_jobs).fit(rows)
+        self.max_sq = float((rows * rows).sum(axis=1).max()) if len(rows) else 0.0
+
+    def kdist(self, queries: np.ndarray, k: int, own: np.ndarray | None = None) -> np.ndarray:
+        """(n, k) exact smallest distances of each query row to T's records (multiplicities
+        counted); own[i] = the distinct T row that IS query i (one copy of it left out), or None."""
+        out = np.empty((len(queries), k))
+        for lo in range(0, len(queries), _CHUNK):
+            sl = slice(lo, lo + _CHUNK)
+            out[sl] = self._kdist(queries[sl], k, None if own is None else own[sl])
+        return out
+
+    def _kdist(self, q: np.ndarray, k: int, own: np.ndarray | None) -> np.ndarray:
+        n_ref, need = len(self.rows), k + (own is not None)
+        out = np.empty((len(q), k))
+        todo = np.arange(len(q))
+        m = min(n_ref, need + _MARGIN)
+        while len(todo):
+            qq = q[todo]
+            if m >= min(n_ref, _MAX_CANDIDATES + 1):  # exact against every distinct row of T
+                d2 = _sq_dist(qq, self.rows)
+                ind = np.argpartition(d2, need - 1, axis=1)[:, :need] if need < n_ref else \
+                    np.broadcast_to(np.arange(n_ref), d2.shape)
+                out[todo] = self._expand(np.take_along_axis(d2, ind, axis=1), ind, k, own, todo)
+                break
+            approx, ind = self.index.kneighbors(qq, n_neighbors=m, return_distance=True)
+            dk = self._expand(_sq_dist(qq, self.rows[ind]), ind, k, own, todo)
+            bound = approx[:, -1] ** 2 - 1e-10 * ((qq * qq).sum(axis=1) + self.max_sq + 1.0)
+            ok = dk[:, -1] ** 2 <= bound
+            out[todo[ok]] = dk[ok]
+            todo = todo[~ok]
+            m = min(n_ref, 4 * m)
+        return out
+
+    def _expand(self, d2: np.ndarray, ind: np.ndarray, k: int, own: np.ndarray | None,
+                todo: np.ndarray) -> np.ndarray:
+        """The k smallest distances with multiplicities from candidate rows (d2 exact squared)."""
+        counts = self.counts[ind].copy()
+        if own is not None:
+            counts -= ind == own[todo][:, None]
+        order = np.argsort(d2, axis=1, kind="stable")
+        dist = np.sqrt(np.take_along_axis(d2, order, axis=1))
+        cum = np.cumsum(np.take_along_axis(counts, order, axis=1), axis=1)
+        pos = (cum[:, :, None] <= np.arange(k)[None, None, :]).sum(axis=1)
+        return np.take_along_axis(dist, pos, axis=1)
+
+
+def _to_train(ref: _Reference, queries: np.ndarray, k: int) -> tuple[np.ndarray, int]:
+    """(n, k) exact smallest distances of each query to T (distinct query rows searched once), n distinct."""
     uniq, inverse = _distinct(queries)
-    dist = index.kneighbors(uniq, n_neighbors=k, return_distance=True)[0]
-    return dist[inverse], len(uniq)
+    return ref.kdist(uniq, k)[inverse], len(uniq)
 
 
-def _leave_one_out(index: NearestNeighbors, train: np.ndarray, k: int) -> np.ndarray:
-    """(n_T, k) distances of each T record to its k nearest *other* T records."""
-    uniq, inverse = _distinct(train)
-    dist, ind = index.kneighbors(uniq, n_neighbors=k + 1, return_distance=True)
-    is_copy = inverse[ind] == np.arange(len(uniq))[:, None]
-    # drop the first copy of the row itself; if ties pushed every copy out, drop the last
-    drop = np.where(is_copy.any(axis=1), np.argmax(is_copy, axis=1), k)
-    keep = np.ones_like(is_copy)
-    keep[np.arange(len(uniq)), drop] = False
-    return dist[keep].reshape(len(uniq), k)[inverse]
+def _ims_curve(deltas: np.ndarray, dists: dict[str, np.ndarray]) -> pd.DataFrame:
+    """IMS (share with d_1 <= delta) per delta for each side."""
+    out = {"delta": deltas}
+    for who, d in dists.items():
+        d1 = np.sort(d[:, 0])
+        out[f"ims_{who}"] = np.searchsorted(d1, deltas, side="right") / len(d1) if len(d1) else np.nan
+    return pd.DataFrame(out)
 
 
 def _summary(dist: np.ndarray, delta: float, percentile: float) -> tuple[float, float, float]:
@@ -202,7 +306,8 @@ class LegalCriteria(MetricFamily):
     name = "legal"
     result_type = LegalResult
 
-    def __init__(self, delta: float = 0.001, k: int = 5, percentile: float = 5.0) -> None:
+    def __init__(self, delta: float = 0.001, k: int = 5, percentile: float = 5.0,
+                 ims_curve_deltas: Sequence[float] | None = None) -> None:
         if not (isinstance(delta, (int, float)) and math.isfinite(delta) and delta >= 0):
             raise ValueError(f"legal: delta must be a finite number >= 0, got {delta!r}")
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
@@ -210,6 +315,14 @@ class LegalCriteria(MetricFamily):
         if not (isinstance(percentile, (int, float)) and 0 <= percentile <= 100):
             raise ValueError(f"legal: percentile must be in [0, 100], got {percentile!r}")
         self.delta, self.k, self.percentile = float(delta), int(k), float(percentile)
+        grid = np.linspace(0.0, 1.0, 101) if ims_curve_deltas is None else ims_curve_deltas
+        try:
+            grid = np.asarray(list(grid), dtype=np.float64)
+        except (TypeError, ValueError):
+            grid = np.array([np.nan])
+        if grid.ndim != 1 or len(grid) == 0 or not np.all(np.isfinite(grid)) or np.any(grid < 0):
+            raise ValueError(f"legal: ims_curve_deltas must be finite numbers >= 0, got {ims_curve_deltas!r}")
+        self.ims_curve_deltas = np.unique(np.append(grid, self.delta))
 
     def compute(self, data: EvalData) -> LegalResult:
         start = time.perf_counter()
@@ -227,12 +340,16 @@ class LegalCriteria(MetricFamily):
             reason = (f"legal: needs more than k={self.k} T records and non-empty H and S "
                       f"(got |T|={len(train)}, |H|={len(holdout)}, |S|={len(synthetic)})")
             return _nan_result(base, reason, time.perf_counter() - start)
-        t, h, s = _encode([train, holdout, synthetic], kinds)
-        with threadpool_limits(limits=max(1, int(data.n_jobs))):
-            index = NearestNeighbors(algorithm="brute", n_jobs=int(data.n_jobs)).fit(t)
-            s_dist, n_distinct = _to_train(index, s, self.k)
-            h_dist = s_dist if data.holdout_row else _to_train(index, h, self.k)[0]
-            loo_dist = _leave_one_out(index, t, self.k)
+        mats, indicators = _numeric_matrices([train, holdout, synthetic], kinds)
+        t, h, s = _standardise(mats, indicators, fit_on=2)       # S and H side: scaler fitted on S
+        t_own = _standardise(mats[:1], indicators[:1], fit_on=0)[0]  # leave-one-out side: on T
+        n_jobs = max(1, int(data.n_jobs))
+        with threadpool_limits(limits=n_jobs):
+            ref = _Reference(t, n_jobs)
+            s_dist, n_distinct = _to_train(ref, s, self.k)
+            h_dist = s_dist if data.holdout_row else _to_train(ref, h, self.k)[0]
+            loo = _Reference(t_own, n_jobs)
+            loo_dist = loo.kdist(loo.rows, self.k, own=np.arange(len(loo.rows)))[loo.inverse]
         s_val = _summary(s_dist, self.delta, self.percentile)
         refs = {"holdout": _summary(h_dist, self.delta, self.percentile),
                 "loo": _summary(loo_dist, self.delta, self.percentile)}
@@ -252,9 +369,12 @@ class LegalCriteria(MetricFamily):
             fields[f"legal_pass_all_{r}"] = passes[r][3]
         table = pd.DataFrame([
             {"criterion": crit, "reference": r, "synthetic": s_val[j], "reference_value": refs[r][j],
-             "rule": "synthetic <= reference" if j == 0 else "synthetic >= reference", "pass": passes[r][j]}
+             "rule": "synthetic <= reference" if j == 0 else "synthetic >= reference", "pass": passes[r][j],
+             "synthetic_scaler": "S", "reference_scaler": _SCALER[r]}
             for r in _REFS for j, crit in enumerate(("IMS", "DCR_p05", "NNDR_p05"))])
-        return LegalResult(**fields, seconds_legal=time.perf_counter() - start, legal_criteria=table)
+        curve = _ims_curve(self.ims_curve_deltas, {"synthetic": s_dist, "holdout": h_dist, "loo": loo_dist})
+        return LegalResult(**fields, seconds_legal=time.perf_counter() - start, legal_criteria=table,
+                           legal_ims_curve=curve)
 
 
 def _nan_result(base: dict, reason: str, seconds: float) -> LegalResult:

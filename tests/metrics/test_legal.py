@@ -46,11 +46,14 @@ def test_hand_example_one_column_k2():
 
 
 def brute(t: np.ndarray, h: np.ndarray, s: np.ndarray, k: int, delta: float):
-    """Independent reference: S-fitted z-scores, full cdist matrices, sorted rows."""
+    """Independent reference: S-fitted z-scores (T-fitted for leave-one-out), full cdist matrices."""
     mu, sd = s.mean(axis=0), s.std(axis=0)
     sd[sd == 0] = 1
     z = [(a - mu) / sd for a in (t, h, s)]
-    loo = cdist(z[0], z[0])
+    sd_t = t.std(axis=0)
+    sd_t[sd_t == 0] = 1
+    zt = (t - t.mean(axis=0)) / sd_t
+    loo = cdist(zt, zt)
     np.fill_diagonal(loo, np.inf)
     out = []
     for d in (cdist(z[2], z[0]), cdist(z[1], z[0]), loo):
