@@ -196,7 +196,7 @@ class PrivacyPanel(MetricFamily):
         codes = shared_distance_data(data, s)
         dcr = data.shared(f"dcr:{id(s)}", lambda: privacy(codes, data.holdout_row, data.n_jobs))
         return panel(data.train, data.holdout, s, data.kinds, codes, dcr.d_train, data.holdout_row,
-                     data.n_jobs, holdout_to_train(data, codes))
+                     data.n_jobs, holdout_to_train(data, codes, dcr.d_train))
 
 
 def _ge(a: float, b: float) -> bool | None:

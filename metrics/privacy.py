@@ -271,9 +271,19 @@ def shared_distance_data(data: EvalData, synthetic: pd.DataFrame) -> DistanceDat
                        lambda: distance_data(data.train, data.holdout, synthetic, data.kinds))
 
 
-def holdout_to_train(data: EvalData, codes: DistanceData) -> np.ndarray:
-    """Hamming distance of every H record to its nearest T record (computed once per evaluation)."""
-    return data.shared(f"holdout_to_train:{id(codes)}", lambda: holdout_distances(codes, data.n_jobs))
+def holdout_to_train(data: EvalData, codes: DistanceData, d_train: np.ndarray) -> np.ndarray:
+    """Hamming distance of every H record to its nearest T record (computed once per evaluation).
+
+    d_train: S's distances to T. When S is H itself (the holdout row on all of H) they are these
+    very distances, and no search is made.
+    """
+    return data.shared(f"holdout_to_train:{id(codes)}",
+                       lambda: d_train if s_is_holdout(data, codes) else holdout_distances(codes, data.n_jobs))
+
+
+def s_is_holdout(data: EvalData, codes: DistanceData) -> bool:
+    """True when S's codes are H's, row for row (the holdout row without privacy_sample)."""
+    return data.holdout_row and codes.synthetic.shape[1] == codes.holdout.shape[1]
 
 
 class DCRShare(MetricFamily):
@@ -298,12 +308,12 @@ class DCRShare(MetricFamily):
         if of == 1 and shard == 0:  # the whole table: shared with the panel, computed once
             dcr = data.shared(f"dcr:{id(s)}", lambda: privacy(codes, data.holdout_row, data.n_jobs))
             return {"d_train": dcr.d_train, "d_holdout": dcr.d_holdout,
-                    "holdout_to_train": holdout_to_train(data, codes)}
+                    "holdout_to_train": holdout_to_train(data, codes, dcr.d_train)}
         rows = shard_slice(codes.synthetic.shape[1], shard, of)
         h_rows = shard_slice(codes.holdout.shape[1], shard, of)
         d_train, d_holdout = synthetic_distances(codes, data.holdout_row, data.n_jobs, rows)
-        return {"d_train": d_train, "d_holdout": d_holdout,
-                "holdout_to_train": holdout_distances(codes, data.n_jobs, h_rows)}
+        h_to_t = d_train if s_is_holdout(data, codes) else holdout_distances(codes, data.n_jobs, h_rows)
+        return {"d_train": d_train, "d_holdout": d_holdout, "holdout_to_train": h_to_t}
 
     def merge(self, data: EvalData, partials: Sequence[Mapping[str, np.ndarray]]) -> PrivacyResult:
         start = time.perf_counter()

@@ -166,3 +166,45 @@ def test_privacy_sample_and_n_jobs():
     assert one["dcr_train_mean"] != other["dcr_train_mean"] or one["dcr_share"] != other["dcr_share"]
     assert not full["privacy_sampled"] and full["n_privacy"] == 400
     assert evaluate(t, h, s, kinds, families=sampled(10_000)).to_dict()["privacy_sampled"] is False
+
+
+def brute_nearest(queries: pd.DataFrame, refs: pd.DataFrame, skip_self: bool = False) -> np.ndarray:
+    """Hamming distance of each query row to its nearest ref row, all pairs (categorical columns:
+    the codes are the values themselves); skip_self: queries are refs, each its own row excluded."""
+    q, r = queries.to_numpy(dtype=str), refs.to_numpy(dtype=str)
+    dist = (q[:, None, :] != r[None, :, :]).sum(axis=2)
+    if skip_self:
+        np.fill_diagonal(dist, q.shape[1] + 1)
+    return dist.min(axis=1)
+
+
+@pytest.mark.parametrize(("holdout_row", "sample"), [(False, None), (True, None), (True, 50)])
+def test_dcr_histogram_against_brute_force(holdout_row, sample):
+    rng = np.random.default_rng(11)
+    cols = ["a", "b", "c", "d"]
+    t = pd.DataFrame({c: rng.choice(list("pqrs"), 300) for c in cols})
+    h = pd.DataFrame({c: rng.choice(list("pqrs"), 140) for c in cols})
+    s = pd.DataFrame({c: rng.choice(list("pqrs"), 260) for c in cols})
+    h.iloc[:30] = t.iloc[:30].to_numpy()  # H rows also in T: distance 0 by the hash join
+    s.iloc[:40] = t.iloc[40:80].to_numpy()
+    kinds = dict.fromkeys(cols, "categorical")
+    res = evaluate(t, h, None if holdout_row else s, kinds, families=[DCRShare(privacy_sample=sample)],
+                   holdout_row=holdout_row)
+    hist = res.results["privacy"].dcr_histogram
+    s_ref = h if holdout_row else s
+    if sample:  # the seeded subsample privacy_synthetic draws (seed 0): S is part of H only
+        s_ref = s_ref.iloc[np.sort(np.random.default_rng(0).choice(len(s_ref), sample, replace=False))]
+    want_h_to_t = brute_nearest(h, t)
+    to_h = brute_nearest(s_ref, h, skip_self=True) if holdout_row and not sample else None
+    if holdout_row and sample:  # each sampled record's nearest *other* H record
+        q, r = s_ref.to_numpy(dtype=str), h.to_numpy(dtype=str)
+        dist = (q[:, None, :] != r[None, :, :]).sum(axis=2)
+        dist[np.arange(sample), s_ref.index.to_numpy()] = len(cols) + 1
+        to_h = dist.min(axis=1)
+    want = {"to_train": brute_nearest(s_ref, t), "to_holdout": brute_nearest(s_ref, h) if to_h is None else to_h,
+            "holdout_to_train": want_h_to_t}
+    top = max(int(v.max()) for v in want.values())
+    assert hist["distance"].tolist() == list(range(top + 1))
+    for col, dist in want.items():
+        assert hist[col].tolist() == np.bincount(dist, minlength=top + 1).tolist(), col
+    assert hist["holdout_to_train"].sum() == len(h) and hist["holdout_to_train"][0] >= 30

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from metrics import evaluate, kinds_from_dtypes
 from metrics.fidelity import BUCKET_CAPS, FidelityModel
-from metrics.privacy import distance_data, privacy
+from metrics.privacy import DCRShare, distance_data, holdout_distances, nearest_distance, privacy
 
 CHUNK = 2048
 
@@ -167,6 +167,18 @@ def bench_privacy(data: Path, quick: bool) -> None:
               f"  -> metrics.privacy n_jobs={threads} is {wall_b / wall_f:5.1f}x faster (wall), "
               f"{cpu_b / cpu_f:5.1f}x (CPU)")
     print("identical d_T and d_H for every record of S: yes")
+    # the family adds H's distances to T (DCR histogram, gates): one more search, of |H| queries
+    codes = distance_data(train, holdout, synthetic, kinds)
+    parts = {"S->T": lambda: nearest_distance(codes.synthetic, codes.train, codes.synthetic_ids, codes.train_ids),
+             "S->H": lambda: nearest_distance(codes.synthetic, codes.holdout, codes.synthetic_ids, codes.holdout_ids),
+             "H->T": lambda: holdout_distances(codes)}
+    cpu = {name: clock(fn, repeat=3)[2] for name, fn in parts.items()}
+    print("searches, n_jobs=1, CPU s (best of 3): " + ", ".join(f"{k} {v:.3f}" for k, v in cpu.items())
+          + f"; H->T / S->T = {cpu['H->T'] / cpu['S->T']:.2f} (|H|/|S| = {len(holdout) / len(synthetic):.2f})")
+    _, wall_fam, cpu_fam = clock(evaluate, train, holdout, synthetic, kinds, families=[DCRShare()], n_jobs=2,
+                                 repeat=3)
+    print(f"privacy family (codes, S->T, S->H, H->T, histogram), warm, n_jobs=2 (best of 3): {wall_fam:.2f} s "
+          f"wall, {cpu_fam:.2f} s CPU; a fresh process adds numba's first-call load (bench_cold_start.py)")
 
 
 def bench_fidelity(data: Path, quick: bool) -> None:
@@ -211,11 +223,11 @@ d = {data!r}
 t, h, s = (pd.read_csv(f"{{d}}/adult_{{n}}.csv.gz") for n in ("trn", "val", "synthpop"))
 before = peak_mib()
 start = time.perf_counter()
-r = evaluate(t, h, s, kinds_from_dtypes(t), extended=True).to_dict()
+r = evaluate(t, h, s, kinds_from_dtypes(t)).to_dict()  # default families: fidelity, privacy, panel
 elapsed = time.perf_counter() - start
 peak = peak_mib()
 tracemalloc.start()  # a second run, traced: tracemalloc slows allocation-heavy steps
-evaluate(t, h, s, kinds_from_dtypes(t), extended=True)
+evaluate(t, h, s, kinds_from_dtypes(t))
 traced = tracemalloc.get_traced_memory()[1] / 2**20
 print(before, peak, traced, elapsed, r["seconds_fidelity"], r["seconds_privacy"], r["seconds_extended"])
 """
