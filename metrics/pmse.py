@@ -22,6 +22,10 @@ Logistic version, exactly SPEC §8:
    1e-9 of its variance is left unexplained by the terms kept before it); **m is the number
    of kept terms, i.e. the rank of the design**, which is how synthpop's `utility.gen`
    counts it (the non-aliased coefficients of the glm, minus the intercept).
+   Bale & Quick's code counts every column of the expansion instead, n_poly_terms(p, degree) for
+   the p encoded input columns not constant on T ∪ S (missing indicators included), terms
+   that duplicate lower ones (x² of a 0/1 column) included: `ratio_bq` uses that count
+   (`n_terms_bq`), the "Bale & Quick form"; `ratio` (the rank) is holdbench's own.
 6. Unpenalised logistic regression (with intercept) fitted in-sample, p̂ its fitted
    probabilities, pMSE = mean((p̂ − c)²), expected = m·c·(1−c)/N, ratio = pMSE/expected.
    (Bale & Quick's code writes 2·m·(1−c)²·c/N, the same number only at c = ½; for two samples
@@ -91,6 +95,13 @@ class PMSEScore:
     """Whether the logistic fit reached its tolerance."""
     n_iter: int = 0
     """L-BFGS iterations of the logistic fit."""
+    n_terms_bq: int = 0
+    """Bale & Quick's count of terms: every monomial of degree 1..degree in the p encoded input
+    columns that are not constant on T ∪ S, n_poly_terms(p, degree), duplicates of lower terms
+    (x² of a 0/1 column, x³ of a 3-valued one) included; their code's `k - 1`."""
+    ratio_bq: float = math.nan
+    """pmse / (n_terms_bq·c·(1−c)/N): the ratio with Bale & Quick's count of terms (their form);
+    equals ratio · n_terms / n_terms_bq."""
 
 
 def expected_pmse(m: int, c: float, n: int) -> float:
@@ -352,10 +363,11 @@ def pmse_ratio(train: pd.DataFrame, synthetic: pd.DataFrame, kinds: Mapping[str,
     design, basis, n_cols = propensity_design(x, used)
     m = basis.shape[1]
     expected = expected_pmse(m, c, n)
+    m_bq = n_poly_terms(p_live, used) if p_live else 0
     if m == 0:
         return PMSEScore(pmse=0.0, expected=expected, ratio=math.nan, degree=used, n_terms=0, c=c, n=n,
                          reason=_join(reason, "every column is constant on T and S: no model to fit"),
-                         n_columns=0)
+                         n_columns=0, n_terms_bq=m_bq)
     p_hat, converged, n_iter = fit_propensity(design, basis, y)
     del design
     pmse = float(np.mean((p_hat - c) ** 2))
@@ -364,7 +376,8 @@ def pmse_ratio(train: pd.DataFrame, synthetic: pd.DataFrame, kinds: Mapping[str,
         warnings.warn(f"pMSE: {msg}", RuntimeWarning, stacklevel=2)
         reason = _join(reason, msg)
     return PMSEScore(pmse=pmse, expected=expected, ratio=pmse / expected, degree=used, n_terms=m, c=c,
-                     n=n, reason=reason, n_columns=n_cols, converged=converged, n_iter=n_iter)
+                     n=n, reason=reason, n_columns=n_cols, converged=converged, n_iter=n_iter,
+                     n_terms_bq=m_bq, ratio_bq=pmse / expected_pmse(m_bq, c, n))
 
 
 def _join(a: str, b: str) -> str:

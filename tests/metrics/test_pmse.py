@@ -25,8 +25,8 @@ def draw(n: int, seed: int) -> pd.DataFrame:
 
 
 def test_expected_pmse_by_hand():
-    # 2 * 3 * 0.75^2 * 0.25 / 8 = 0.84375 / 8
-    assert expected_pmse(3, 0.25, 8) == pytest.approx(0.10546875, abs=1e-15)
+    # m c (1-c) / N = 3 * 0.25 * 0.75 / 8 = 0.5625 / 8 (Bale & Quick's 2 m (1-c)^2 c / N would be 0.84375 / 8)
+    assert expected_pmse(3, 0.25, 8) == pytest.approx(0.0703125, abs=1e-15)
     assert expected_pmse(815, 0.5, 48842) == pytest.approx(2 * 815 * 0.25 * 0.5 / 48842, rel=1e-14)
     with pytest.raises(ValueError, match="c must be"):
         expected_pmse(3, 1.0, 8)
@@ -174,3 +174,4 @@ def test_all_constant_gives_nan_with_reason():
     t = pd.DataFrame({"a": [1.0] * 10})
     got = pmse_ratio(t, t.copy(), {"a": "numeric"})
     assert math.isnan(got.ratio) and "constant" in got.reason
+

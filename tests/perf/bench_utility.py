@@ -1,17 +1,21 @@
-"""Speed, memory and sanity of the utility metrics on the paper's published data (not a test).
+"""CPU time, peak memory and values of the utility family, base code against current code (not a test).
 
-Every measurement runs in its own subprocess with OMP_NUM_THREADS=1 (one core), so the peak
-RSS printed (getrusage ru_maxrss of that process) is the measurement's own, data loading
-included.
+Per dataset (the paper's files: T = <ds>_trn, H = <ds>_val, S = <ds>_<synth>), the default
+utility family (`metrics.utility.Utility()`: degree-3 pMSE, TSTR, CI overlap) is run
 
-  pmse      adult, T = adult_trn (24,421), S = synthpop (50,000), degree 3; and the same at
-            25% / 50% / 100% of S (seeded row samples) to show how time grows with rows.
-  tstr+ci   adult synthpop: TSTR (two HistGradientBoosting fits) and CI overlap (two logits).
-  cart      adult synthpop: CART pMSE with 20 permutations (off by default in the family).
-  credit    credit-default synthpop at degree 3 with max_design_mb=4096 (the degree used).
-  ordering  pMSE ratio on adult for holdout, synthpop, flip10/50/90, gaussian_copula.
+  base      with the code of a base worktree (`git worktree add /tmp/hb/base-A HEAD`, --base),
+  current   with this checkout,
+  current, pmse_subsample=True   the cheaper estimator (S reduced to a seeded sample of |T| rows
+            before the pMSE, c = 1/2), to print its effect on the values,
 
-Usage: python tests/perf/bench_utility.py [--shared DIR] [--quick]
+each in its own subprocess with one BLAS/OpenMP thread, in the same run. Printed: CPU seconds
+(time.process_time of compute(), data loading excluded), peak RSS of the process (getrusage,
+loading included), the pMSE parts' CPU seconds when the code reports them, and the values
+(pMSE ratio, its Bale & Quick form when present, c, m, TSTR AUC ratio, CI overlap mean), then
+current/base CPU ratios and the value differences.
+
+Usage: python tests/perf/bench_utility.py [--base DIR] [--shared DIR] [--datasets adult,credit-default]
+                                          [--synth synthpop] [--no-subsample]
 """
 
 from __future__ import annotations
@@ -26,7 +30,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+TARGETS = {"adult": "income", "credit-default": "default payment next month", "bank-marketing": "y"}
+VALUES = ("pmse_ratio", "pmse_ratio_bq", "pmse", "pmse_c", "pmse_n_terms", "pmse_degree", "tstr_auc_ratio",
+          "ci_overlap_mean")
 
 
 def shared_dir(arg: str | None) -> Path:
@@ -35,94 +41,74 @@ def shared_dir(arg: str | None) -> Path:
     return Path(os.environ.get("HOLDBENCH_SHARED_DIR", ROOT.parent / "shared"))
 
 
-def load(shared: Path, ds: str, synth: str, frac: float = 1.0):
-    import numpy as np
+def one(job: dict) -> dict:
+    """Run one measurement in this process (a subprocess whose sys.path starts at job['code'])."""
+    sys.path.insert(0, job["code"])
     import pandas as pd
 
-    paper = shared / "datasets" / "paper_study"
+    from metrics.registry import EvalData
+    from metrics.utility import Utility
+
+    paper = Path(job["shared"]) / "datasets" / "paper_study"
+    ds = job["ds"]
     t = pd.read_csv(paper / f"{ds}_trn.csv.gz")
     h = pd.read_csv(paper / f"{ds}_val.csv.gz")
-    s = h if synth == "holdout" else pd.read_csv(paper / f"{ds}_{synth}.csv.gz")
-    if frac < 1.0:
-        rows = np.sort(np.random.default_rng(0).choice(len(s), size=round(frac * len(s)), replace=False))
-        s = s.iloc[rows].reset_index(drop=True)
+    s = pd.read_csv(paper / f"{ds}_{job['synth']}.csv.gz")
     kinds = {c: "categorical" if t[c].dtype == object else "numeric" for c in t.columns}
-    return t, h, s, kinds
-
-
-TARGETS = {"adult": "income", "credit-default": "default payment next month"}
-
-
-def one(job: dict) -> dict:
-    """Run one measurement in this process (called in a subprocess)."""
-    from metrics.pmse import pmse_cart, pmse_ratio
-    from metrics.registry import EvalData
-    from metrics.utility import _ci_overlap, _tstr
-
-    t, h, s, kinds = load(Path(job["shared"]), job["ds"], job["synth"], job.get("frac", 1.0))
-    wall, cpu = time.perf_counter(), time.process_time()
-    out: dict = {}
-    if job["what"] == "pmse":
-        r = pmse_ratio(t, s, kinds, degree=3, seed=0, max_design_mb=job.get("max_design_mb"))
-        out = {"ratio": r.ratio, "pmse": r.pmse, "expected": r.expected, "degree": r.degree, "m": r.n_terms,
-               "columns": r.n_columns, "n": r.n, "iters": r.n_iter, "converged": r.converged, "reason": r.reason}
-    elif job["what"] == "cart":
-        r = pmse_cart(t, s, kinds, permutations=20, seed=0)
-        out = {"ratio": r.ratio, "pmse": r.pmse, "null": r.null_mean, "reason": r.reason}
-    elif job["what"] == "tstr+ci":
-        data = EvalData(t, h, s, kinds, target=TARGETS[job["ds"]], seed=0)
-        reasons: list[str] = []
-        t0 = time.perf_counter()
-        out.update(_tstr(data, data.target, reasons))
-        out["seconds_tstr"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        ci = _ci_overlap(data, data.target, reasons)
-        out["seconds_ci"] = time.perf_counter() - t0
-        out.update({k: v for k, v in ci.items() if k != "ci_overlap_table"})
-        out["reasons"] = "; ".join(reasons)
-    out["wall"] = time.perf_counter() - wall
-    out["cpu"] = time.process_time() - cpu
-    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    data = EvalData(t, h, s, kinds, target=TARGETS[ds], seed=0)
+    family = Utility(**job["options"])
+    cpu = time.process_time()
+    result = family.compute(data)
+    out = {"cpu": time.process_time() - cpu,
+           "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    out.update({k: getattr(result, k) for k in VALUES if hasattr(result, k)})
     return out
 
 
 def spawn(job: dict) -> dict:
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, __file__, "--one", json.dumps(job)], env=env, capture_output=True,
-                          text=True, check=False)
+                          text=True, check=False, cwd=job["code"])
     if proc.returncode != 0:
-        return {"error": proc.stderr.strip().splitlines()[-1:]}
+        return {"error": " | ".join(proc.stderr.strip().splitlines()[-3:])}
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def fmt(d: dict) -> str:
-    return ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in d.items())
+    return ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}" for k, v in d.items())
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--base", default="/tmp/hb/base-A", help="worktree with the base code")
     ap.add_argument("--shared")
-    ap.add_argument("--quick", action="store_true", help="skip cart, credit-default and the ordering")
+    ap.add_argument("--datasets", default="adult,credit-default")
+    ap.add_argument("--synth", default="synthpop")
+    ap.add_argument("--no-subsample", action="store_true", help="skip the pmse_subsample=True run")
     ap.add_argument("--one")
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(one(json.loads(args.one))))
+        print(json.dumps(one(json.loads(args.one)), default=str))
         return
     shared = str(shared_dir(args.shared))
-    jobs = [("pmse adult synthpop 100%", {"what": "pmse", "ds": "adult", "synth": "synthpop"}),
-            ("pmse adult synthpop 50%", {"what": "pmse", "ds": "adult", "synth": "synthpop", "frac": 0.5}),
-            ("pmse adult synthpop 25%", {"what": "pmse", "ds": "adult", "synth": "synthpop", "frac": 0.25}),
-            ("tstr+ci adult synthpop", {"what": "tstr+ci", "ds": "adult", "synth": "synthpop"})]
-    if not args.quick:
-        jobs += [("cart adult synthpop", {"what": "cart", "ds": "adult", "synth": "synthpop"}),
-                 ("pmse credit-default synthpop, max_design_mb=4096",
-                  {"what": "pmse", "ds": "credit-default", "synth": "synthpop", "max_design_mb": 4096})]
-        jobs += [(f"pmse adult {s}", {"what": "pmse", "ds": "adult", "synth": s})
-                 for s in ("holdout", "flip10", "flip50", "flip90", "gaussian_copula")]
-    print(f"one core (OMP_NUM_THREADS=1), load average at start {os.getloadavg()[0]:.1f}", flush=True)
-    for label, job in jobs:
-        res = spawn({**job, "shared": shared})
-        print(f"{label}: {fmt(res)}", flush=True)
+    runs = [("base", args.base, {}), ("current", str(ROOT), {})]
+    if not args.no_subsample:
+        runs.append(("current, pmse_subsample=True", str(ROOT), {"pmse_subsample": True}))
+    print(f"utility family, one core (OMP_NUM_THREADS=1); load average at start {os.getloadavg()[0]:.1f}; "
+          f"base = {args.base}", flush=True)
+    for ds in args.datasets.split(","):
+        got = {}
+        for label, code, options in runs:
+            got[label] = spawn({"code": code, "shared": shared, "ds": ds, "synth": args.synth, "options": options})
+            print(f"{ds}/{args.synth} {label}: {fmt(got[label])}", flush=True)
+        base = got["base"]
+        for label, new in got.items():
+            if label == "base" or "error" in new or "error" in base:
+                continue
+            diffs = ", ".join(f"{k} {base[k]:.6g} -> {new[k]:.6g}" for k in VALUES
+                              if isinstance(base.get(k), float) and isinstance(new.get(k), float))
+            print(f"  {ds} {label} / base: CPU x{new['cpu'] / base['cpu']:.2f}, peak RSS "
+                  f"x{new['peak_rss_mb'] / base['peak_rss_mb']:.2f}; values: {diffs}", flush=True)
 
 
 if __name__ == "__main__":
