@@ -15,7 +15,18 @@ import os
 import sys
 import traceback
 
-_OOM_TEXT = ("can't allocate memory", "cannot allocate memory", "out of memory", "unable to allocate")
+#: how an out-of-memory shows in a message: Python/numpy, R ("cannot allocate vector", "memory exhausted
+#: (limit reached?)"), a shared library that cannot be mapped under the address-space limit
+_OOM_TEXT = ("can't allocate memory", "cannot allocate", "out of memory", "unable to allocate",
+             "memory exhausted", "failed to map segment", "memory allocation failed", "std::bad_alloc")
+
+
+def memory_limit() -> str:
+    """The address-space limit this process runs under, in words (the study's memory_gb)."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return "no memory limit" if soft == resource.RLIM_INFINITY else f"the {soft / 1024**3:g} GB memory limit (memory_gb)"
 
 
 def _text(exc: BaseException) -> str:
@@ -27,16 +38,16 @@ def _text(exc: BaseException) -> str:
 
 
 def classify(exc: BaseException) -> tuple[str, str]:
-    from synthesizers.base import SynthesizerUnavailable
-
     msg = _text(exc)
     text = f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
-    if isinstance(exc, SynthesizerUnavailable):
+    if type(exc).__name__ == "SynthesizerUnavailable" and type(exc).__module__ == "synthesizers.base":
         return "skipped", msg
     if isinstance(exc, MemoryError) or any(t in msg.lower() for t in _OOM_TEXT):
-        return "oom", f"out of memory: {text}"
-    if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
-        return "error", f"wrote past the per-file size limit (flooding its output?): {text}"
+        return "oom", f"out of memory under {memory_limit()}: {text}"
+    if isinstance(exc, OSError) and exc.errno in (errno.EFBIG, errno.ENOSPC, errno.EDQUOT):
+        from benchmark.isolation import disk_problem
+
+        return "error", str(disk_problem(exc))
     if isinstance(exc, SystemExit):
         return "error", f"the synthesizer called sys.exit({exc.code!r})"
     return "error", text
@@ -68,10 +79,10 @@ def _tail(exc: BaseException) -> str:
 
 
 def main(stage: str, payload_path: str, result_path: str, exit_marker: str | None = None) -> int:
-    from contracts.io import clean_line, write_json
-
     _record_os_exit(exit_marker)
     try:
+        # imported inside: under a low memory limit even loading pandas' shared libraries fails,
+        # and that is an out-of-memory to report, not a crash
         from benchmark import stages
 
         with open(payload_path) as fh:
@@ -81,13 +92,26 @@ def main(stage: str, payload_path: str, result_path: str, exit_marker: str | Non
     except BaseException as exc:  # noqa: BLE001 - everything must end up in the result
         status, reason = classify(exc)
         tail = _tail(exc)
-        result = {"status": status, "reason": clean_line(reason), "traceback_tail": tail}
+        result = {"status": status, "reason": " ".join(reason.split())[:500], "traceback_tail": tail}
         try:
             print(tail, file=sys.stderr)
         except (OSError, ValueError):  # the log itself may be what overflowed
             pass
-    write_json(result_path, result)
+    _write_result(result_path, result)
     return 0
+
+
+def _write_result(path: str, result: dict) -> None:
+    """The result file, atomically; with the standard library only when contracts.io cannot load."""
+    try:
+        from contracts.io import write_json
+    except BaseException:  # noqa: BLE001 - e.g. pandas' libraries cannot be mapped under the memory limit
+        tmp = f"{path}.tmp"
+        with open(tmp, "w") as fh:
+            json.dump(result, fh, default=lambda o: o.item() if hasattr(o, "item") else str(o))
+        os.replace(tmp, path)
+        return
+    write_json(path, result)
 
 
 def _finish(code: int) -> None:

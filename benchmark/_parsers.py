@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-_NA = dict(keep_default_na=False, na_values=[""])
+_NA = {"keep_default_na": False, "na_values": [""]}
 
 
 def parse_adult(paths: list[Path], columns: list[str]) -> pd.DataFrame:

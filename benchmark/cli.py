@@ -49,7 +49,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (UserError, ValueError, FileNotFoundError, KeyError) as exc:
+    except OSError as exc:
+        from benchmark.isolation import disk_problem
+
+        problem = disk_problem(exc)
+        if problem is None and not isinstance(exc, FileNotFoundError):
+            raise
+        print(f"holdbench {args.command}: error: {problem or exc}", file=sys.stderr)
+        return 2
+    except (UserError, ValueError, KeyError) as exc:
         if isinstance(exc, KeyError) or type(exc).__module__.startswith(("pandas", "numpy")):
             raise
         print(f"holdbench {args.command}: error: {exc}", file=sys.stderr)

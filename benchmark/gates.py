@@ -121,6 +121,9 @@ def parse_gates(raw: Any, source: str = "<gates>", specs: list | None = None) ->
     import jsonschema
     import yaml
 
+    if not isinstance(raw, dict):
+        raise ValueError(  # noqa: TRY004 - a usage error (exit 2), as the CLI expects
+            f"gates file {source}: not a gates file (expected a YAML mapping with `targets:`, got {type(raw).__name__})")
     schema = yaml.safe_load(_SCHEMA.read_text())
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(raw), key=lambda e: list(e.path))
     if errors:
@@ -131,6 +134,8 @@ def parse_gates(raw: Any, source: str = "<gates>", specs: list | None = None) ->
         elif err.validator == "additionalProperties" and isinstance(err.instance, dict):
             known = sorted(err.schema.get("properties") or {})
             message = f"unknown key(s) {sorted(set(err.instance) - set(known))} (known: {', '.join(known)})"
+        elif err.validator == "type":  # never echo the value: it may be any file's content
+            message = f"expected {err.validator_value}, got {type(err.instance).__name__}"
         else:
             message = err.message
         raise ValueError(f"gates file {source}: `{key}`: {message}")

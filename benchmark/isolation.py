@@ -203,8 +203,8 @@ def run_isolated(
     env = {**os.environ, **attempt.env}
     if threads is not None:
         env.update({k: str(threads) for k in THREAD_ENV})
-    mem = int(memory_gb * 1024**3)
-    fsize = int(max_file_mb * 1024**2)
+    mem = _capped(resource.RLIMIT_AS, int(memory_gb * 1024**3))
+    fsize = _capped(resource.RLIMIT_FSIZE, int(max_file_mb * 1024**2))
     cgroup = _Cgroup.create(attempt.id)
 
     def limits() -> None:
@@ -216,6 +216,7 @@ def run_isolated(
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
     watch = _Watch()
+    log_start = _stderr_size()
     _become_subreaper()
     oom_before = _oom_kills(cgroup)
     sys.stdout.flush()
@@ -223,7 +224,7 @@ def run_isolated(
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "benchmark._child", stage, str(payload_path), str(result_path), str(exit_path)],
-        stdin=subprocess.DEVNULL, env=env, preexec_fn=limits, start_new_session=True,
+        stdin=subprocess.DEVNULL, env=env, preexec_fn=limits, start_new_session=True,  # noqa: PLW1509 - one thread here
     )
     timed_out = False
     try:
@@ -236,11 +237,14 @@ def run_isolated(
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     result = _read_result(result_path)
     if timed_out:
-        result = failure("timeout", f"{stage} exceeded the {timeout_seconds:g} s wall-clock limit; "
-                         "its processes were killed")
+        said = _no_memory_line(_stderr_since(log_start))
+        result = failure("oom", f"{stage} process could not get memory under the {mem / 1024**3:g} GB limit "
+                         f"(memory_gb) and hung until the {timeout_seconds:g} s wall-clock limit: {said[:300]}") \
+            if said else failure("timeout", f"{stage} exceeded the {timeout_seconds:g} s wall-clock limit; "
+                                 "its processes were killed")
     elif result is None:
         result = _crash_status(stage, proc.returncode, mem, fsize, _read_exit(exit_path), peak_mb,
-                               _oom_kills(cgroup) > oom_before)
+                               _oom_kills(cgroup) > oom_before, _stderr_since(log_start))
     result["reason"] = clean_line(result.get("reason", ""))
     result.setdefault("traceback_tail", "")
     result["peak_rss_mb"] = round(peak_mb, 1)
@@ -442,6 +446,39 @@ def _oom_kills(cgroup: _Cgroup | None) -> int:
     return total
 
 
+def _capped(kind: int, want: int) -> int:
+    """`want` bytes, or the hard limit this process already runs under when that is lower (`ulimit -f`,
+    `ulimit -v`): a child cannot raise its hard limit, and asking for more fails its start."""
+    _soft, hard = resource.getrlimit(kind)
+    return want if hard == resource.RLIM_INFINITY else min(want, hard)
+
+
+def disk_problem(exc: BaseException) -> str | None:
+    """One line naming the per-file size limit or the full disk behind an OSError (EFBIG, ENOSPC,
+    EDQUOT), or None for any other exception."""
+    import errno
+
+    if not isinstance(exc, OSError) or exc.errno not in (errno.EFBIG, errno.ENOSPC, errno.EDQUOT):
+        return None
+    where = f" writing {exc.filename}" if exc.filename else ""
+    if exc.errno == errno.EFBIG:
+        _soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        soft = _soft if _soft != resource.RLIM_INFINITY else hard
+        limit = "no limit" if soft == resource.RLIM_INFINITY else f"{soft:,} bytes"
+        return (f"file too large (EFBIG){where}: a file reached the per-file size limit (RLIMIT_FSIZE, "
+                f"`ulimit -f`: {limit}; a process flooding its output?)")
+    if exc.errno == errno.EDQUOT:
+        return f"disk quota exceeded (EDQUOT){where}: free space in your quota and run again"
+    return f"no space left on device (ENOSPC){where}: the disk is full; free space and run again"
+
+
+def _how(returncode: int | None) -> str:
+    if returncode is not None and returncode < 0:
+        sig = -returncode
+        return signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else f"signal {sig}"
+    return f"exit code {returncode}"
+
+
 def failure(status: str, reason: str, traceback_tail: str = "") -> dict:
     assert status in STATUSES
     return {"status": status, "reason": clean_line(reason), "traceback_tail": traceback_tail}
@@ -462,9 +499,51 @@ def _read_exit(path: Path) -> int | None:
         return None
 
 
+#: what a process that could not get memory under RLIMIT_AS leaves on stderr before dying (a thread that
+#: cannot be created, a shared library that cannot be mapped, an allocator giving up)
+_NO_MEMORY_TEXT = ("cannot allocate memory", "failed to map segment", "memoryerror", "std::bad_alloc",
+                   "out of memory", "memory exhausted", "resource temporarily unavailable",
+                   "memory allocation", "unable to allocate")
+
+
+def _no_memory_line(text: str) -> str | None:
+    """The last line of a child's stderr saying it could not get memory, or None."""
+    return next((line.strip() for line in reversed(text.splitlines())
+                 if any(t in line.lower() for t in _NO_MEMORY_TEXT)), None)
+
+
+def _stderr_size() -> int | None:
+    """Size of the log file this process's stderr writes to (the child inherits it), or None."""
+    try:
+        st = os.fstat(2)
+    except OSError:
+        return None
+    import stat
+
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+
+def _stderr_since(offset: int | None, limit: int = 16384) -> str:
+    """The last `limit` bytes the child wrote to the shared log since `offset` ('' if not a file)."""
+    if offset is None:
+        return ""
+    try:
+        with open("/proc/self/fd/2", "rb") as fh:  # a readable handle on the log (fd 2 is write-only)
+            end = os.fstat(fh.fileno()).st_size
+            start = max(offset, end - limit)
+            fh.seek(start)
+            return fh.read(end - start).decode("utf-8", "replace") if end > start else ""
+    except OSError:
+        return ""
+
+
 def _crash_status(stage: str, returncode: int | None, mem: int, fsize: int, called_exit: int | None,
-                  peak_mb: float, oom_killed: bool) -> dict:
+                  peak_mb: float, oom_killed: bool, stderr_tail: str = "") -> dict:
     """A child that died without writing its result: say how, in one line, claiming only what is known."""
+    said = _no_memory_line(stderr_tail)
+    if said and returncode != 0:
+        return failure("oom", f"{stage} process could not get memory under the {mem / 1024**3:g} GB limit "
+                       f"(memory_gb) and died ({_how(returncode)}): {said[:300]}")
     if returncode is not None and returncode < 0:
         sig = -returncode
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else f"signal {sig}"

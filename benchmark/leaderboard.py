@@ -143,8 +143,8 @@ def render_markdown(results: StudyResults, summary: pd.DataFrame) -> str:
     shown = [(sp.label, sp.name, sp.digits, sp.interval) for sp in results.specs if sp.headline]
     shown += [(h, c, d, None) for h, c, d in _MD_TIMINGS]
     lines = [f"# Leaderboard: {_md_text(results.name)}", "",
-             "Means over the ok seeds; a metric with an interval shows it in brackets. "
-             "Every metric of every cell is in leaderboard.csv; how to read them is at the end.", ""]
+             ("Means over the ok seeds; a metric with an interval shows it in brackets. "
+              "Every metric of every cell is in leaderboard.csv; how to read them is at the end."), ""]
     for dataset in dict.fromkeys(cells["dataset"]):
         lines += [f"## {_md_text(dataset)}", ""]
         header = ["synthesizer", "status"] + [_md_text(h) for h, _, _, _ in shown]
@@ -166,11 +166,69 @@ def render_markdown(results: StudyResults, summary: pd.DataFrame) -> str:
                 stage = f" at {_md_text(c['stage'])}" if has_stage else ""
                 lines.append(f"- {_md_text(c['synthesizer'])} seed{c['seed']}: **{_md_text(c['status'])}**"
                              f"{stage} — {_md_text(c['reason']) or '(no reason given)'}")
+        lines += _na_lines(cells[(cells["dataset"] == dataset) & (cells["status"] == "ok")])
         lines.append("")
     if cells.empty:
         lines.append("No cells found.")
+    lines += provenance_lines(results)
     lines += ["## How to read the metrics", "", *legend(results.specs)]
     return "\n".join(lines) + "\n"
+
+
+def _na_lines(cells: pd.DataFrame) -> list[str]:
+    """The ok cells whose numbers are not meaningful (too few rows) and their metric families that
+    reported n/a (their values are empty above), with why."""
+    from metrics.result import NA_SUFFIX
+
+    out = []
+    for _, c in cells.iterrows():
+        if isinstance(c.get("not_meaningful_reason"), str) and c["not_meaningful_reason"]:
+            out.append(f"- {_md_text(c['synthesizer'])} seed{c['seed']}: **not meaningful**, "
+                       f"{_md_text(c['not_meaningful_reason'])}")
+        for col in (k for k in cells.columns if k.endswith(NA_SUFFIX)):
+            if isinstance(c.get(col), str) and c[col]:
+                out.append(f"- {_md_text(c['synthesizer'])} seed{c['seed']}: {_md_text(col[:-len(NA_SUFFIX)])} "
+                           f"is n/a — {_md_text(c[col])}")
+    return ["", "Values to read with care (the cell is ok): n/a families, tables too small to mean much:", "",
+            *out] if out else []
+
+
+def provenance(results: StudyResults) -> tuple[dict[str, str], dict[str, dict[str, str]], list[str]]:
+    """(versions every cell that recorded them shares, {synthesizer: its other versions, e.g. R and
+    its packages for synthpop}, git commits) from the cells' status.json."""
+    per_synth: dict[str, dict[str, set]] = {}
+    commits: list[str] = []
+    for cell in results.cells:
+        v = cell.status.get("versions")
+        if isinstance(v, dict):
+            for k, val in v.items():
+                per_synth.setdefault(cell.synthesizer, {}).setdefault(str(k), set()).add(str(val))
+        commit = cell.status.get("git_commit")
+        if isinstance(commit, str) and commit not in commits:
+            commits.append(commit)
+    keys = [set(d) for d in per_synth.values()]
+    shared_keys = set.intersection(*keys) if keys else set()
+    common = {}
+    for k in sorted(shared_keys):
+        vals = set().union(*(d[k] for d in per_synth.values()))
+        if len(vals) == 1:
+            common[k] = vals.pop()
+    own = {s: {k: " / ".join(sorted(v)) for k, v in sorted(d.items()) if k not in common}
+           for s, d in per_synth.items()}
+    return common, {s: d for s, d in own.items() if d}, commits
+
+
+def provenance_lines(results: StudyResults) -> list[str]:
+    """leaderboard.md's provenance section (empty when no cell recorded versions)."""
+    common, own, commits = provenance(results)
+    if not common and not own:
+        return []
+    lines = ["## Provenance", "", "Versions: " + (", ".join(f"{_md_text(k)} {_md_text(v)}" for k, v in common.items())
+                                                  or "(none shared by every cell)")
+             + f"; git commit: {_md_text(', '.join(commits) or 'unknown')}.", ""]
+    lines += [f"- {_md_text(s)}: " + ", ".join(f"{_md_text(k)} {_md_text(v)}" for k, v in d.items())
+              for s, d in own.items()]
+    return [*lines, ""] if own else lines
 
 
 #: cells_table columns that locate a cell rather than describe its result

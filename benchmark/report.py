@@ -17,13 +17,14 @@ from __future__ import annotations
 import base64
 import html
 import math
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from benchmark.leaderboard import aggregate
+from benchmark.leaderboard import aggregate, provenance
 from benchmark.plots import cell_figures, study_figures
 from benchmark.results import StudyResults
 from contracts.io import write_text
@@ -96,8 +97,16 @@ def _columns(specs: list) -> list[tuple[str, str, int, tuple | None]]:
             + [(h, m, d, None) for h, m, d in _TIMINGS])
 
 
+#: a terminal escape sequence (CSI, OSC, or a two-byte ESC sequence)
+_ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-_])|\x9b[0-?]*[ -/]*[@-~]")
+
+
 def _e(value: Any) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
+    """HTML-escaped text without terminal escape sequences or control characters (NUL, ESC, BEL...);
+    line breaks and tabs stay, so a traceback keeps its shape."""
+    text = _ANSI.sub("", "" if value is None else str(value))
+    text = "".join(ch if ch.isprintable() or ch in "\n\t" else " " for ch in text)
+    return html.escape(text, quote=True)
 
 
 def _float(value: Any) -> float:
@@ -245,13 +254,15 @@ def _drilldown_html(results: StudyResults, verdict_table: pd.DataFrame | None, p
 
 
 def _provenance(results: StudyResults) -> str:
-    """Versions and git commit of the first cell that recorded them."""
-    for cell in results.cells:
-        versions = cell.status.get("versions")
-        if isinstance(versions, dict) and versions:
-            items = ", ".join(f"{_e(k)} {_e(v)}" for k, v in sorted(versions.items()))
-            return f"<p>Versions: {items}; git commit: {_e(cell.status.get('git_commit') or 'unknown')}.</p>"
-    return ""
+    """Versions every cell shares, a synthesizer's own ones (R and its packages for synthpop), git commit."""
+    common, own, commits = provenance(results)
+    if not common and not own:
+        return ""
+    items = ", ".join(f"{_e(k)} {_e(v)}" for k, v in common.items())
+    extra = "".join(f"<li>{_e(s)}: " + ", ".join(f"{_e(k)} {_e(v)}" for k, v in d.items()) + "</li>"
+                    for s, d in own.items())
+    return (f"<p>Versions: {items}; git commit: {_e(', '.join(commits) or 'unknown')}.</p>"
+            + (f"<ul>{extra}</ul>" if extra else ""))
 
 
 def default_verdicts(results: StudyResults) -> tuple[pd.DataFrame | None, str]:

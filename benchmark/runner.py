@@ -16,7 +16,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from benchmark.isolation import THREAD_ENV, Interrupted, cell_attempt, failure, run_isolated
+from benchmark.isolation import THREAD_ENV, Interrupted, cell_attempt, disk_problem, failure, run_isolated
 from benchmark.layout import (
     GENERATE_JSON,
     MARGINALS,
@@ -48,7 +48,7 @@ def versions() -> dict:
 
 def git_commit() -> str | None:
     try:
-        res = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parents[1],
+        res = subprocess.run(["git", "rev-parse", "HEAD"], check=False, cwd=Path(__file__).resolve().parents[1],
                              capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -77,6 +77,11 @@ def do_split(study_dir: Path, dataset: str, seed: int) -> None:
     record["files"] = {p.name: file_record(p) for p in (lay.train(dataset, seed), lay.holdout(dataset, seed))}
     write_json(lay.schema(dataset, seed), record)
     print(f"[holdbench] split {dataset}/seed{seed}: {how}; T {len(train):,} rows, H {len(holdout):,} rows")
+    from metrics.evaluate import size_warning
+
+    small = size_warning(len(train), len(holdout))
+    if small:
+        print(f"[holdbench] WARNING {dataset}/seed{seed}: {small}", file=sys.stderr)
 
 
 def _limits(lay: StudyLayout) -> dict:
@@ -121,7 +126,8 @@ def do_generate(study_dir: Path, dataset: str, seed: int, synth: str) -> None:
             final.unlink(missing_ok=True)
         result.update(
             stage="generate", config=cfg, generate_digest=digest(cell_config(split, snap)), limits=limits,
-            versions=versions(), git_commit=git_commit(), job_wall_seconds=round(time.perf_counter() - t0, 3),
+            versions={**versions(), **(result.pop("synthesizer_versions", None) or {})}, git_commit=git_commit(),
+            job_wall_seconds=round(time.perf_counter() - t0, 3),
         )
         write_json(cdir / GENERATE_JSON, result)
     if result["status"] != "ok":
@@ -145,10 +151,14 @@ def do_evaluate(study_dir: Path, dataset: str, seed: int, synth: str, shards: in
         metrics: dict = {}
         ev: dict = {}
         synthetic_record = (gen.get("outputs") or {}).get(SYNTHETIC)
+        retry = None
         if gen["status"] == "ok":
             bad = file_problem(cdir / SYNTHETIC, synthetic_record)
             shard_files = lay.shard_files(dataset, seed, synth, shards)
-            bad = f"{bad}; rerun the study to regenerate it" if bad else _shard_problem(shard_files)
+            if bad:
+                bad = f"{bad}; rerun the study to regenerate it"
+            else:
+                bad = retry = _verified_shards(lay, dataset, seed, synth, shards, gen)
             if bad:
                 ev = failure("error", bad)
             else:
@@ -195,6 +205,14 @@ def do_evaluate(study_dir: Path, dataset: str, seed: int, synth: str, shards: in
             "limits": limits, "generate_limits": gen.get("limits"), "values": gen.get("values"),
             "mixed_types": gen.get("mixed_types") or {}, "read_as_missing": gen.get("read_as_missing") or {},
             "outputs": outputs, "versions": gen.get("versions"), "git_commit": gen.get("git_commit"),
+            # metric families that reported n/a, and why; those that could not run here at all are
+            # re-evaluated by a later run once they can (benchmark.workflow.integrity)
+            "na": {k: clean_line(v) for k, v in (ev.get("na") or {}).items()},
+            "unavailable": list(ev.get("unavailable") or []),
+            # a failure that is not a property of the cell's inputs: the next run tries again
+            "retry": retry,
+            # T or H below metrics.evaluate.MIN_MEANINGFUL_ROWS: the numbers are flagged not meaningful
+            "not_meaningful": metrics.get("not_meaningful_reason"),
         }
         write_json(cdir / STATUS_JSON, status)
     print(summary_line(status, metrics, headline), flush=True)
@@ -214,32 +232,76 @@ def _with_partials(metrics_cfg: dict, shard_files: list[Path]) -> dict:
 
 
 _SHARD_FAILED = "_failed"
+#: the key of a shard file holding its identity (JSON): which cell, synthetic table, shard and metric options
+_SHARD_META = "_meta"
 
 
-def _shard_problem(shard_files: list[Path]) -> str | None:
-    """Why a shard's partial results cannot be merged (the shard job failed, the file is gone), or None."""
+def _shard_identity(lay: StudyLayout, dataset: str, seed: int, synth: str, shard: int, of: int, gen: dict) -> dict:
+    """What a shard file must say about itself to be merged into this cell's evaluation now."""
+    record = (gen.get("outputs") or {}).get(SYNTHETIC) or {}
+    return {"cell": f"{dataset}/seed{seed}/{synth}", "synthetic_sha256": record.get("sha256"),
+            "shard": shard, "of": of, "metrics_digest": digest(_load(lay.metrics_config))}
+
+
+def _shard_problem(path: Path, want: dict) -> str | None:
+    """Why the shard file at `path` cannot be merged as the shard `want` describes, or None.
+
+    Every array is read (a truncated or damaged archive fails its CRC here, not in the merge)."""
     import numpy as np
 
-    for i, path in enumerate(shard_files):
-        try:
-            with np.load(path, allow_pickle=False) as npz:
-                if _SHARD_FAILED in npz.files:
-                    return f"evaluate shard {i} of {len(shard_files)}: {npz[_SHARD_FAILED].item()}"
-        except (OSError, ValueError) as exc:
-            return f"evaluate shard {i} of {len(shard_files)}: cannot read {path.name}: {clean_line(str(exc))}"
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            if _SHARD_META not in npz.files:
+                return f"{path.name} does not say which cell, table and shard it holds"
+            meta = json.loads(str(npz[_SHARD_META]))
+            for key, value in want.items():
+                if meta.get(key) != value:
+                    return f"{path.name} holds {key} {meta.get(key)!r}, this shard is {key} {value!r}"
+            if _SHARD_FAILED in npz.files:
+                return f"the shard job failed: {npz[_SHARD_FAILED].item()}"
+            for key in npz.files:
+                npz[key]
+    except FileNotFoundError:
+        return f"{path.name} is missing"
+    except Exception as exc:  # noqa: BLE001 - BadZipFile, EOFError, ValueError, zlib.error...: unreadable
+        return f"{path.name} is unreadable ({type(exc).__name__}: {clean_line(str(exc), 200)})"
+    return None
+
+
+def _verified_shards(lay: StudyLayout, dataset: str, seed: int, synth: str, of: int, gen: dict) -> str | None:
+    """Check every shard file of the cell before any merge; recompute (here) each one that is damaged,
+    missing, failed, another cell's or another shard's; return why one still cannot be merged, or None."""
+    for i, path in enumerate(lay.shard_files(dataset, seed, synth, of)):
+        want = _shard_identity(lay, dataset, seed, synth, i, of, gen)
+        bad = _shard_problem(path, want)
+        if bad:
+            print(f"[holdbench] {dataset}/seed{seed}/{synth}: evaluate shard {i} of {of}: {bad}; recomputing it",
+                  file=sys.stderr, flush=True)
+            _write_shard(lay, dataset, seed, synth, i, of, gen)
+            bad = _shard_problem(path, want)
+            if bad:
+                return f"evaluate shard {i} of {of}: {bad}"
     return None
 
 
 def do_evaluate_shard(study_dir: Path, dataset: str, seed: int, synth: str, shard: int, of: int) -> None:
     """Partial results of shard `shard` of `of` of every shardable family of an ok cell, in one .npz
-    (keys `<family>.<array>`); always written: a failure is recorded in it (key `_failed`) for the
-    cell's evaluate job to report. Nothing to compute (generation failed): an empty file."""
-    import numpy as np
-
+    (keys `<family>.<array>`, and `_meta`: the shard's identity, see _shard_identity); always written:
+    a failure is recorded in it (key `_failed`, or `<family>._failed` for one family) for the cell's
+    evaluate job to report. Nothing to compute (generation failed): only the identity."""
     t0 = time.perf_counter()
     lay = StudyLayout(study_dir)
+    gen = _load(lay.cell_dir(dataset, seed, synth) / GENERATE_JSON)
+    arrays = _write_shard(lay, dataset, seed, synth, shard, of, gen)
+    print(f"[holdbench] {dataset}/seed{seed}/{synth}: evaluate shard {shard} of {of} "
+          f"{'failed: ' + str(arrays[_SHARD_FAILED]) if _SHARD_FAILED in arrays else 'done'} "
+          f"in {time.perf_counter() - t0:.1f}s", flush=True)
+
+
+def _write_shard(lay: StudyLayout, dataset: str, seed: int, synth: str, shard: int, of: int, gen: dict) -> dict:
+    import numpy as np
+
     cdir = lay.cell_dir(dataset, seed, synth)
-    gen = _load(cdir / GENERATE_JSON)
     arrays: dict = {}
     if gen["status"] == "ok" and not file_problem(cdir / SYNTHETIC, (gen.get("outputs") or {}).get(SYNTHETIC)):
         from threadpoolctl import threadpool_limits
@@ -250,15 +312,15 @@ def do_evaluate_shard(study_dir: Path, dataset: str, seed: int, synth: str, shar
                 arrays = _shard_arrays(lay, dataset, seed, cdir, gen, shard, of)
         except Exception as exc:  # noqa: BLE001 - recorded for the cell, like the evaluate child's failures
             arrays = {_SHARD_FAILED: np.array(clean_line(f"{type(exc).__name__}: {exc}"))}
+    arrays[_SHARD_META] = np.array(json.dumps(_shard_identity(lay, dataset, seed, synth, shard, of, gen),
+                                              sort_keys=True))
     out = lay.shard_file(dataset, seed, synth, shard, of)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
     with open(tmp, "wb") as fh:
         np.savez(fh, **arrays)
     os.replace(tmp, out)
-    print(f"[holdbench] {dataset}/seed{seed}/{synth}: evaluate shard {shard} of {of} "
-          f"{'failed: ' + str(arrays[_SHARD_FAILED]) if _SHARD_FAILED in arrays else 'done'} "
-          f"in {time.perf_counter() - t0:.1f}s", flush=True)
+    return arrays
 
 
 def _shard_arrays(lay: StudyLayout, dataset: str, seed: int, cdir: Path, gen: dict, shard: int, of: int) -> dict:
@@ -277,6 +339,7 @@ def _shard_arrays(lay: StudyLayout, dataset: str, seed: int, cdir: Path, gen: di
         pd.read_parquet(cdir / SYNTHETIC), schema.kinds, families=build_metric_families(opts), shard=shard, of=of,
         holdout_row=bool(gen.get("holdout_rule")), n_jobs=int(opts.get("n_jobs", 1)), seed=int(opts.get("seed", 0)),
         target=schema.target, sensitive=schema.sensitive, quasi_identifiers=schema.quasi_identifiers,
+        on_error="na",
     )
     return {f"{family}.{key}": value for family, arrays in parts.items() for key, value in arrays.items()}
 
@@ -306,8 +369,9 @@ def summary_line(status: dict, metrics: dict, headline: list) -> str:
     for name, label, digits in headline:
         v = metrics.get(name)
         shown.append(f"{label} {'n/a' if v is None else format(v, f'.{digits}f')}")
+    warn = f" | WARNING not meaningful: {status['not_meaningful']}" if status.get("not_meaningful") else ""
     return (f"{head}  fit {status['fit_seconds']:.1f}s sample {status['sample_seconds']:.1f}s "
-            f"eval {status['evaluate_seconds']:.1f}s | " + " | ".join(shown))
+            f"eval {status['evaluate_seconds']:.1f}s | " + " | ".join(shown) + warn)
 
 
 def do_collect(study_dir: Path, n_jobs: int = 1) -> None:
@@ -366,6 +430,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shards", type=int, default=1, help="evaluate, evaluate_shard: the study's evaluate_shards")
     ap.add_argument("--shard", type=int, default=0, help="evaluate_shard: which shard (0-based)")
     a = ap.parse_args(argv)
+    try:
+        return _run_job(a)
+    except OSError as exc:
+        problem = disk_problem(exc)
+        if problem is None:
+            raise
+        where = f"{a.dataset}/seed{a.seed}/{a.synthesizer}" if a.synthesizer else a.study_dir.name
+        print(f"[holdbench] {where}: {a.job} failed: {problem}", file=sys.stderr, flush=True)
+        return 1
+
+
+def _run_job(a: argparse.Namespace) -> int:
     if a.job in ("generate", "evaluate", "evaluate_shard"):
         _stop_on_signals()
         try:

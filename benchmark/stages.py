@@ -34,9 +34,9 @@ def _schema(path: str) -> Schema:
 def generate(p: dict) -> dict:
     """Fit on T, sample n rows, check them against the schema, write synthetic.parquet."""
     _setup()
+    from benchmark.checks import check_output
     from benchmark.config import build_synthesizer
     from synthesizers.base import FitContext
-    from benchmark.checks import check_output
 
     schema = _schema(p["schema"])
     name = p["synthesizer"]
@@ -69,6 +69,7 @@ def generate(p: dict) -> dict:
         "n_synthetic": len(out),
         "holdout_rule": bool(synth.holdout_rule),
         "synthesizer_info": synth.info(),
+        "synthesizer_versions": synth.versions(),
         "values": values,
         "mixed_types": out.attrs.get("mixed_types", {}),
         "read_as_missing": out.attrs.get("unparseable_to_missing", {}),
@@ -94,11 +95,12 @@ def evaluate(p: dict) -> dict:
         train, holdout, synthetic, schema.kinds, families=families,
         holdout_row=bool(p.get("holdout_rule")), n_jobs=int(opts.get("n_jobs", 1)),
         seed=int(opts.get("seed", 0)), target=schema.target, sensitive=schema.sensitive,
-        quasi_identifiers=schema.quasi_identifiers,
+        quasi_identifiers=schema.quasi_identifiers, on_error="na",
     )
     secs = time.perf_counter() - t0
     cell = Path(p["cell_dir"])
     for name, table in res.artifacts().items():
         write_csv(cell / artifact_file(name), table)
     headline = [(m.name, m.label, m.digits) for f in families for m in specs_of(f.result_type) if m.headline]
-    return {"status": "ok", "metrics": res.to_dict(), "evaluate_seconds": round(secs, 4), "headline": headline}
+    return {"status": "ok", "metrics": res.to_dict(), "evaluate_seconds": round(secs, 4), "headline": headline,
+            "na": res.na, "unavailable": list(res.unavailable)}

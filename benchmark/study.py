@@ -8,6 +8,7 @@ probabilities outside [0, 1] and empty studies are all rejected with the key nam
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,8 +102,9 @@ def load_study(name: str, overrides: list[str] | tuple[str, ...] = ()) -> Study:
             raise ConfigError(f"study {name!r}: split 'provided' needs split_files.train and .holdout")
     for key in ("timeout_seconds", "memory_gb"):
         val = cfg.get(key)
-        if val is not None and (not isinstance(val, (int, float)) or val <= 0):
-            raise ConfigError(f"study {name!r}: `{key}` must be a positive number, got {val!r}")
+        if val is not None and (not isinstance(val, (int, float)) or isinstance(val, bool)
+                                or not math.isfinite(val) or val <= 0):
+            raise ConfigError(f"study {name!r}: `{key}` must be a positive finite number, got {val!r}")
     params = cfg.get("params") or {}
     stray = sorted(set(params) - set(synths))
     if stray:
@@ -111,7 +113,7 @@ def load_study(name: str, overrides: list[str] | tuple[str, ...] = ()) -> Study:
     for s in synths:
         try:
             configs[s] = synthesizer_config(s, cfg.get("preset"), params=params.get(s) or {})
-            _check_values(s, configs[s])
+            _check_values(s, configs[s], datasets)
         except ConfigError as exc:
             raise ConfigError(f"study {name!r}: {exc}") from exc
     metrics_name = cfg.get("metrics") or "default"
@@ -151,8 +153,21 @@ def _names(cfg: dict, study: str, key: str, group: str) -> list[str]:
     return names
 
 
-def _check_values(synth: str, cfg: dict) -> None:
+def _check_values(synth: str, cfg: dict, datasets: list[str]) -> None:
     """Value checks that would otherwise surface deep inside a job."""
+    if cfg.get("visit_sequence") is not None:
+        from benchmark.data import dataset_schema
+        from synthesizers.base import check_visit_sequence
+
+        seq = cfg["visit_sequence"]
+        if not isinstance(seq, list) or not seq:
+            raise ConfigError(f"synthesizer {synth!r}: `visit_sequence` must be a non-empty list of every "
+                              f"column or null, got {seq!r}")
+        for d in datasets:
+            try:
+                check_visit_sequence(synth, seq, dataset_schema(d).names, d)
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from None
     p = cfg.get("p")
     if p is not None and not (isinstance(p, (int, float)) and 0 <= p <= 1):
         raise ConfigError(f"synthesizer {synth!r}: `p` must be a probability in [0, 1], got {p!r}")

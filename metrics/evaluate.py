@@ -7,14 +7,29 @@ with the families one passes imports nothing of the others (numba, joblib, sciki
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from metrics.registry import EvalData, MetricFamily, shard_slice
+from metrics.registry import FAILED_KEY, EvalData, MetricFamily, shard_slice
 from metrics.result import EvaluationResult
 
 KINDS = ("categorical", "numeric")
+
+#: below this many rows of T or of H the numbers are computed but flagged not meaningful (metrics.json
+#: `meaningful: false` with `not_meaningful_reason`): with a handful of records a share, a ratio or an
+#: AUC is dominated by chance (a 5-row table split 2/3 gives a pMSE ratio of 264)
+MIN_MEANINGFUL_ROWS = 100
+
+
+def size_warning(n_train: int, n_holdout: int) -> str | None:
+    """Why tables of these sizes give numbers that are not meaningful, or None."""
+    small = [f"{name} has {n} rows" for name, n in (("T", n_train), ("H", n_holdout)) if n < MIN_MEANINGFUL_ROWS]
+    if not small:
+        return None
+    return (f"{' and '.join(small)}, fewer than the {MIN_MEANINGFUL_ROWS} each needs for meaningful numbers: "
+            "they are computed but mostly noise")
 
 
 def kinds_from_dtypes(df: pd.DataFrame) -> dict[str, str]:
@@ -46,8 +61,13 @@ def default_families() -> list[MetricFamily]:
 def evaluate(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.DataFrame | None,
              kinds: Mapping[str, str], *, families: Sequence[MetricFamily] | None = None,
              holdout_row: bool = False, n_jobs: int = 1, seed: int = 0, target: str | None = None,
-             sensitive: str | None = None, quasi_identifiers: Sequence[str] = ()) -> EvaluationResult:
+             sensitive: str | None = None, quasi_identifiers: Sequence[str] = (),
+             on_error: str = "raise") -> EvaluationResult:
     """Run each metric family on (T, H, S); default: `default_families()`.
+
+    on_error="na": a family that cannot run here (`MetricFamily.unavailable()` says why) or
+    raises reports n/a with its reason (EvaluationResult.na) and the others still count;
+    "raise" (the default) lets its exception through.
 
     holdout_row=True evaluates S = H (pass synthetic=None or the holdout itself): fidelity
     ratios are then exactly 1 and d_H is the distance to the nearest *other* H record.
@@ -57,22 +77,65 @@ def evaluate(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.DataFrame
     families = default_families() if families is None else list(families)
     data = _eval_data(train, holdout, synthetic, kinds, families, holdout_row, n_jobs, seed, target, sensitive,
                       quasi_identifiers)
-    results = {f.name: f.compute(data) for f in families}
-    return EvaluationResult(results, holdout_row, data.train.shape[1], seed)
+    _check_on_error(on_error)
+    results, na = {}, {}
+    for f in families:
+        outcome = _run_family(f, lambda f=f: f.compute(data), on_error)
+        (na if isinstance(outcome, FamilyNA) else results)[f.name] = outcome
+    return EvaluationResult(results, holdout_row, data.train.shape[1], seed,
+                            too_small=size_warning(len(data.train), len(data.holdout)),
+                            na={k: v.reason for k, v in na.items()},
+                            na_types={k: v.result_type for k, v in na.items()},
+                            unavailable=tuple(k for k, v in na.items() if v.unavailable))
+
+
+@dataclass(frozen=True)
+class FamilyNA:
+    """A family that reported n/a: why, its result type, and whether it could not run here at all."""
+
+    reason: str
+    result_type: type
+    unavailable: bool = False
+
+
+def _check_on_error(on_error: str) -> None:
+    if on_error not in ("raise", "na"):
+        raise ValueError(f"on_error must be 'raise' or 'na', got {on_error!r}")
+
+
+def _run_family(family: MetricFamily, run, on_error: str):
+    """run() (the family's compute or partial), or with on_error="na" a FamilyNA saying why it gave nothing."""
+    if on_error == "raise":
+        return run()
+    why = family.unavailable()
+    if why:
+        return FamilyNA(f"cannot run here: {why}", family.result_type, unavailable=True)
+    try:
+        return run()
+    except Exception as exc:  # noqa: BLE001 - one family never sinks the others (on_error="na")
+        text = " ".join(str(exc).split())[:500]
+        return FamilyNA(f"{type(exc).__name__}: {text}" if text else type(exc).__name__, family.result_type)
 
 
 def evaluate_shard(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.DataFrame | None,
                    kinds: Mapping[str, str], *, families: Sequence[MetricFamily], shard: int, of: int,
                    holdout_row: bool = False, n_jobs: int = 1, seed: int = 0, target: str | None = None,
-                   sensitive: str | None = None, quasi_identifiers: Sequence[str] = ()) -> dict[str, dict]:
+                   sensitive: str | None = None, quasi_identifiers: Sequence[str] = (),
+                   on_error: str = "raise") -> dict[str, dict]:
     """{family name: its partial(data, shard, of)} for every shardable family of `families`, on the
     same inputs (and checks) as `evaluate`. `MetricFamily.merge` of all `of` shards, in order,
-    gives what `evaluate` computes, bit for bit (metrics.registry.MergedFamily runs it)."""
+    gives what `evaluate` computes, bit for bit (metrics.registry.MergedFamily runs it).
+    on_error="na": a family that fails gives {FAILED_KEY: reason} instead (its merge then reports n/a)."""
     shard_slice(0, shard, of)  # a bad shard or count fails before any work
+    _check_on_error(on_error)
     families = [f for f in families if f.shardable]
     data = _eval_data(train, holdout, synthetic, kinds, families, holdout_row, n_jobs, seed, target, sensitive,
                       quasi_identifiers)
-    return {f.name: f.partial(data, shard, of) for f in families}
+    out = {}
+    for f in families:
+        part = _run_family(f, lambda f=f: f.partial(data, shard, of), on_error)
+        out[f.name] = {FAILED_KEY: np.array(part.reason)} if isinstance(part, FamilyNA) else part
+    return out
 
 
 def _eval_data(train, holdout, synthetic, kinds, families, holdout_row, n_jobs, seed, target, sensitive,

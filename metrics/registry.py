@@ -180,6 +180,12 @@ class MetricFamily(ABC):
     def compute(self, data: EvalData) -> Any:
         """Return an instance of result_type. Raise ValueError for unusable inputs."""
 
+    def unavailable(self) -> str | None:
+        """Why this family cannot run in this environment (a missing interpreter or library), or
+        None. The harness records it; a cell evaluated while a family was unavailable is
+        re-evaluated once it is available again (checked before each run, so it must be cheap)."""
+        return None
+
     #: True when partial() and merge() split the family's work into shards (see the module doc)
     shardable: ClassVar[bool] = False
 
@@ -205,8 +211,13 @@ def shard_slice(n: int, shard: int, of: int) -> slice:
     return slice(n * shard // of, n * (shard + 1) // of)
 
 
+#: the key of a shard's partial result recording that the family failed on it (its reason)
+FAILED_KEY = "_failed"
+
+
 class MergedFamily(MetricFamily):
-    """A shardable family whose compute() merges partials computed elsewhere (the shard jobs)."""
+    """A shardable family whose compute() merges partials computed elsewhere (the shard jobs); a
+    shard that recorded the family's failure (FAILED_KEY) makes the merge raise with its reason."""
 
     def __init__(self, family: MetricFamily, partials: Sequence[Mapping[str, Any]]):
         if not family.shardable:
@@ -216,5 +227,11 @@ class MergedFamily(MetricFamily):
         self.family, self.partials = family, list(partials)
         self.name, self.result_type = family.name, family.result_type  # type: ignore[misc]
 
+    def unavailable(self) -> str | None:
+        return self.family.unavailable()
+
     def compute(self, data: EvalData) -> Any:
+        for i, part in enumerate(self.partials):
+            if FAILED_KEY in part:
+                raise RuntimeError(f"shard {i} of {len(self.partials)}: {part[FAILED_KEY]}")
         return self.family.merge(data, self.partials)

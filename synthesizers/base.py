@@ -50,9 +50,37 @@ class Synthesizer(ABC):
         per-column encodings, records added by a post-processor, ...). Called after `sample`."""
         return {}
 
+    def versions(self) -> dict[str, str | None]:
+        """Versions of what the output depends on beyond the Python packages the harness records
+        (an R and its packages, an external tool): recorded in generate.json, status.json, the
+        leaderboard's provenance and MLflow. Called after `sample`."""
+        return {}
+
     def artifacts(self) -> dict[str, pd.DataFrame]:
         """Tables the harness writes into the cell as `<name>.csv` (a tuning trace, ...)."""
         return {}
+
+
+def check_visit_sequence(who: str, sequence: list[str] | None, columns: list[str], dataset: str) -> list[str]:
+    """The order in which a sequential synthesizer visits the columns: `sequence` if it names every
+    column of the table exactly once, the table's order if it is None; else a ValueError naming the
+    columns. A partial sequence is refused: R synthpop returns a column it does not visit as the real
+    training values (row for row when k = |T|), a privacy leak dressed as a setting."""
+    if sequence is None:
+        return list(columns)
+    seq = [str(c) for c in sequence]
+    unknown = [c for c in seq if c not in columns]
+    if unknown:
+        raise ValueError(f"{who}: visit_sequence names column(s) {unknown} that dataset {dataset!r} does not have")
+    dupes = sorted({c for c in seq if seq.count(c) > 1})
+    if dupes:
+        raise ValueError(f"{who}: visit_sequence lists column(s) {dupes} more than once")
+    missing = [c for c in columns if c not in seq]
+    if missing:
+        raise ValueError(f"{who}: visit_sequence leaves out column(s) {missing} of dataset {dataset!r}; a column "
+                         "left out would be returned as the real training values (synthpop keeps unvisited "
+                         "columns as they are), so list every column once, in the order to synthesise them")
+    return seq
 
 
 class SynthesizerUnavailable(RuntimeError):

@@ -11,22 +11,58 @@ Column names that are not valid R names (adult's `capital-gain`) are passed to R
 syntactic names and restored on the way back: synthpop's rule parsing otherwise fails on
 such a column once it has missing values ("object 'hours' not found"). syn()'s options are
 settings here: `maxfaclevels` (a categorical with more levels is refused by synthpop unless
-raised), `visit_sequence`, `minnumlevels`, `smoothing`, `proper`, `cart_minbucket`, `cart_cp`.
+raised), `visit_sequence` (every column once: synthpop would return a column left out as the
+real training values, so a partial sequence is refused), `minnumlevels`, `smoothing`, `proper`, `cart_minbucket`, `cart_cp`.
 `r_seeds` pins the R seed per dataset (the paper's script drew them with set.seed(123)).
 
 Without rpy2, R or the synthpop package, `fit` raises SynthesizerUnavailable saying how to
 install them; nothing R-related is imported before that, so the harness runs without R.
-R's "cannot allocate vector" becomes a MemoryError, which the harness records as `oom`.
+R's "cannot allocate vector" and "memory exhausted (limit reached?)" become a MemoryError, which
+the harness records as `oom`; so does synthpop failing to load under the memory limit (it is
+installed: the cell is not `skipped` as "not installed").
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from synthesizers.base import FitContext, Synthesizer
+from synthesizers.base import FitContext, Synthesizer, SynthesizerUnavailable, check_visit_sequence
 
 #: R's set.seed takes a 32-bit signed integer
 R_SEED_MODULUS = 2**31 - 1
+
+
+#: words of a load failure that is an out-of-memory (under the memory limit R or a library cannot be mapped)
+_OOM_WORDS = ("cannot allocate", "memory exhausted", "failed to map segment", "out of memory", "memoryerror")
+
+
+def _load_failure(exc: SynthesizerUnavailable) -> Exception:
+    """What a failed `require_r(["synthpop"])` really means: synthpop installed but not loadable under
+    the memory limit (MemoryError: the cell is `oom`), installed but broken (RuntimeError), or not
+    installed (the SynthesizerUnavailable itself: the cell is `skipped`)."""
+    installed, error = _synthpop_state()
+    text = f"{exc} {error or ''}".lower()
+    if any(w in text for w in _OOM_WORDS):
+        return MemoryError(f"synthpop could not be loaded: {error or exc}")
+    if installed:
+        return RuntimeError(f"synthpop is installed but failed to load: {error or exc}")
+    return exc
+
+
+def _synthpop_state() -> tuple[bool, str | None]:
+    """(is the R package synthpop installed, why loading it fails or None); (False, why) when R itself
+    does not start."""
+    try:
+        from synthesizers._rconvert import _import_robjects
+
+        ro = _import_robjects()
+        installed = bool(ro.r('nzchar(system.file(package = "synthpop"))')[0])
+        if not installed:
+            return False, None
+        error = ro.r('function() tryCatch({loadNamespace("synthpop"); ""}, error = function(e) conditionMessage(e))')()
+        return True, str(error[0]) or None
+    except Exception as exc:  # noqa: BLE001 - rpy2/R failing to start (ImportError, RRuntimeError, OSError)
+        return False, f"{type(exc).__name__}: {exc}"
 
 
 class Synthpop(Synthesizer):
@@ -44,19 +80,26 @@ class Synthpop(Synthesizer):
             raise ValueError(f"synthpop: maxfaclevels must be a positive integer, got {maxfaclevels!r}")
         self.options = {"maxfaclevels": maxfaclevels, "minnumlevels": minnumlevels, "proper": bool(proper),
                         "cart.minbucket": cart_minbucket, "cart.cp": cart_cp}
-        self.visit_sequence = list(visit_sequence) if visit_sequence else None
+        if visit_sequence is not None and (not isinstance(visit_sequence, list | tuple) or not visit_sequence):
+            raise ValueError(f"synthpop: visit_sequence must be a non-empty list of every column or null, "
+                             f"got {visit_sequence!r}")
+        self.visit_sequence = [str(c) for c in visit_sequence] if visit_sequence is not None else None
         self.smoothing = dict(smoothing or {})
         self.r_seeds = {str(k): int(v) for k, v in (r_seeds or {}).items()}
 
     def fit(self, train: pd.DataFrame, ctx: FitContext) -> None:
         from synthesizers._rconvert import r_names, require_r, to_r
 
-        require_r(["synthpop"])
-        for what, cols in (("visit_sequence", self.visit_sequence or []), ("smoothing", self.smoothing)):
-            unknown = [c for c in cols if c not in ctx.schema.names]
-            if unknown:
-                raise ValueError(f"synthpop: {what} names column(s) {unknown} that dataset "
-                                 f"{ctx.dataset!r} does not have")
+        # checked before R is asked for: a bad setting is refused whether or not synthpop is installed
+        check_visit_sequence("synthpop", self.visit_sequence, ctx.schema.names, ctx.dataset)
+        unknown = [c for c in self.smoothing if c not in ctx.schema.names]
+        if unknown:
+            raise ValueError(f"synthpop: smoothing names column(s) {unknown} that dataset "
+                             f"{ctx.dataset!r} does not have")
+        try:
+            require_r(["synthpop"])
+        except SynthesizerUnavailable as exc:
+            raise _load_failure(exc) from None
         self._schema = ctx.schema
         self._names = r_names(ctx.schema.names)
         self._dataset = ctx.dataset
@@ -81,18 +124,26 @@ class Synthpop(Synthesizer):
         try:
             result = synthpop.syn(self._train, **args)
         except RRuntimeError as exc:
-            if "cannot allocate vector" in str(exc):
+            if any(w in str(exc).lower() for w in _OOM_WORDS):  # "cannot allocate vector", "memory exhausted"
                 raise MemoryError(f"R: {' '.join(str(exc).split())}") from exc
             raise
         return from_r(result.rx2("syn"), self._schema, "synthpop: synthetic data", self._names)
 
     def info(self) -> dict:
-        """R, synthpop and rpy2 versions (recorded with every cell)."""
+        """The versions (see `versions`) and the R seed used (recorded with every cell)."""
+        return {**self.versions(), "r_seed": self.r_seeds.get(getattr(self, "_dataset", ""), None)}
+
+    def versions(self) -> dict[str, str | None]:
+        """R, synthpop, rpart (synthpop's CART trees are rpart's) and rpy2; None for one not found."""
         from importlib import metadata
 
         import rpy2.robjects as ro
 
-        return {"R": str(ro.r("R.version.string")[0]),
-                "synthpop": str(ro.r('as.character(packageVersion("synthpop"))')[0]),
-                "rpy2": metadata.version("rpy2"),
-                "r_seed": self.r_seeds.get(getattr(self, "_dataset", ""), None)}
+        def r_package(name: str) -> str | None:
+            try:
+                return str(ro.r(f'as.character(packageVersion("{name}"))')[0])
+            except Exception:  # noqa: BLE001 - rpy2 raises RRuntimeError for a missing package
+                return None
+
+        return {"R": str(ro.r("R.version.string")[0]), "synthpop": r_package("synthpop"),
+                "rpart": r_package("rpart"), "rpy2": metadata.version("rpy2")}

@@ -159,6 +159,9 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("name a study (holdbench check <study>) or give --train, --holdout and --synthetic")
     if file_mode and args.cell:
         raise ValueError("--cell selects cells of a study; it does not apply to --train/--holdout/--synthetic")
+    from benchmark.commands.evaluate import check_out
+
+    check_out(args.out, [p for p in (args.train, args.holdout, args.synthetic) if p], what="CSV file")
     gates = load_gates(args.gates)  # schema errors first, before any (slow) evaluation
     if file_mode:
         results = _file_results(args, gates)

@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.holdout_row and not args.synthetic:
         raise ValueError("--synthetic is required unless --holdout-row is given")
     inputs = [args.train, args.holdout] + ([args.synthetic] if args.synthetic else [])
-    _check_out(args.out, inputs)
+    check_out(args.out, inputs)
     cfg, families = _metrics_config(args)
     train, holdout, synthetic, schema, notes = read_inputs(args)
     roles = {"target": schema.target, "sensitive": schema.sensitive,
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     if args.target:
         roles["target"] = args.target
     res = evaluate(train, holdout, synthetic, schema.kinds, families=families, holdout_row=args.holdout_row,
-                   n_jobs=int(cfg.get("n_jobs", 1)), seed=int(cfg.get("seed", 0)), **roles)
+                   n_jobs=int(cfg.get("n_jobs", 1)), seed=int(cfg.get("seed", 0)), on_error="na", **roles)
     out = res.to_dict()
     out["train"], out["holdout"] = str(args.train), str(args.holdout)
     out["synthetic"] = None if args.holdout_row else str(args.synthetic)
@@ -110,13 +110,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_out(out: str | None, inputs: list[str]) -> None:
-    """Refuse an --out that cannot take the JSON file, before any work is done."""
+def check_out(out: str | None, inputs: list[str], what: str = "JSON file") -> None:
+    """Refuse an --out that cannot take the file (`what`), before any work is done."""
     if not out:
         return
     path = Path(out)
     if out.endswith(("/", os.sep)) or path.is_dir():
-        raise ValueError(f"--out {out} is a directory; name the JSON file to write")
+        raise ValueError(f"--out {out} is a directory; name the {what} to write")
     if path.exists() and not path.is_file():
         raise ValueError(f"--out {out} exists and is not a regular file")
     if path.exists() and any(path.resolve() == Path(i).resolve() for i in inputs):

@@ -143,7 +143,39 @@ def scan_cell(lay: StudyLayout, dataset: str, seed: int, synth: str, split: dict
         retry = _retry(status, limits, old_limits)
         if retry:
             return repair("evaluate", redo_eval, retry)
+    retry = status.get("retry") or _legacy_shard_failure(status)
+    if retry:
+        return repair("evaluate", redo_eval, f"its evaluation failed in a way a rerun may fix: {retry}")
+    healed = available_now(status.get("unavailable"), metrics)
+    if healed:
+        return repair("evaluate", redo_eval, f"metric famil{'ies' if len(healed) > 1 else 'y'} "
+                      f"{', '.join(healed)} can run now (n/a when it was evaluated)")
     return None
+
+
+def _legacy_shard_failure(status: dict) -> str | None:
+    """A shard merge failure recorded before status.json had `retry` (its reason names the shard)."""
+    reason = status.get("reason")
+    if "retry" not in status and status.get("status") == "error" and isinstance(reason, str) \
+            and reason.startswith("evaluate shard "):
+        return reason
+    return None
+
+
+_FAMILIES: dict[str, dict] = {}
+
+
+def available_now(unavailable, metrics: dict) -> list[str]:
+    """Of the families a cell recorded as unable to run, those that can run now (built once per config)."""
+    if not isinstance(unavailable, list) or not unavailable:
+        return []
+    key = digest(metrics)
+    if key not in _FAMILIES:
+        from benchmark.config import build_metric_families
+
+        _FAMILIES[key] = {f.name: f for f in build_metric_families(metrics)}
+    families = _FAMILIES[key]
+    return [n for n in unavailable if n in families and not families[n].unavailable()]
 
 
 def _evaluation_problem(cdir: Path, status: dict) -> str | None:

@@ -54,6 +54,26 @@ def invocation_mode(workflow=None) -> str:
     return "run"
 
 
+def study_locks_only() -> bool:
+    """Turn off Snakemake's own lock for this run (as `--nolock` would); True if it was found.
+
+    Snakemake locks the checkout, not the study: its lock files in `.snakemake/locks` are shared by
+    every study run from the same directory, a killed run's stale files block the rerun of its study
+    while another study runs (and `--unlock` or any run that ends removes the others' too). The
+    study lock taken by `lock_study` already guards everything a run writes, so a run that holds it
+    needs no Snakemake lock. Called while the Snakefile is parsed, inside Snakemake's
+    `execute_workflow`, whose execution settings are read only after the parse."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "execute_workflow" and "snakemake" in frame.f_code.co_filename:
+            settings = frame.f_locals.get("execution_settings")
+            if settings is not None and hasattr(settings, "lock"):
+                settings.lock = False
+                return True
+        frame = frame.f_back
+    return False
+
+
 def _cli_args():
     """The argparse namespace of Snakemake's CLI, from the stack of this parse (None if not found)."""
     frame = sys._getframe(1)
@@ -110,14 +130,27 @@ def _other_snakemake_here(workdir: Path) -> bool:
     return False
 
 
-def clear_stale_locks(workdir: Path = Path(".")) -> bool:
-    """Remove Snakemake's lock files when no other live snakemake process works in this
-    directory (a killed run left them); return True if any were removed."""
+def clear_stale_locks(workdir: Path = Path("."), study_root: Path | None = None) -> bool:
+    """Remove Snakemake's lock files a killed run left: all of them when no other live snakemake
+    process works in this directory, else those naming a file of `study_root` (the caller holds that
+    study's lock, so the run that wrote them is dead); return True if any were removed."""
     locks = workdir / ".snakemake" / "locks"
     files = list(locks.glob("*.lock")) if locks.is_dir() else []
-    if not files or _other_snakemake_here(workdir):
+    if files and _other_snakemake_here(workdir):
+        files = [f for f in files if study_root is not None and _names_study(f, workdir, study_root)]
+    if not files:
         return False
     for f in files:
         f.unlink(missing_ok=True)
     print(f"[holdbench] removed {len(files)} stale Snakemake lock(s) left by an interrupted run")
     return True
+
+
+def _names_study(lock_file: Path, workdir: Path, study_root: Path) -> bool:
+    """True if a Snakemake lock file lists a file of the study at `study_root`."""
+    root = study_root.resolve()
+    try:
+        lines = lock_file.read_text().splitlines()
+    except OSError:
+        return False
+    return any(line.strip() and (workdir / line.strip()).resolve().is_relative_to(root) for line in lines)

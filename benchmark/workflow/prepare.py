@@ -27,7 +27,7 @@ from benchmark.study import Study, load_study
 from benchmark.workflow import results_root
 from benchmark.workflow.cellconfig import run_snapshot, split_snapshot, synth_snapshot
 from benchmark.workflow.integrity import Repair, scan_cell, scan_split
-from benchmark.workflow.locks import clear_stale_locks, invocation_mode, lock_study
+from benchmark.workflow.locks import clear_stale_locks, invocation_mode, lock_study, study_locks_only
 from contracts.io import write_text
 
 PENDING = "pending"
@@ -107,7 +107,8 @@ def prepare(config: dict, workflow=None) -> Plan:
     lay = StudyLayout(root)
     if mode == "run":
         lock_study(root)
-        clear_stale_locks()
+        study_locks_only()  # the study lock guards the run; Snakemake's per-checkout lock is off
+        clear_stale_locks(study_root=root)  # what killed runs of this study (or older versions) left
         left = sweep({STUDY_ENV: str(root.resolve())})
         if left:
             print(f"[holdbench] killed {len(left)} process(es) left by an interrupted run of {study.name}")

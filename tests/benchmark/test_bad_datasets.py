@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from benchmark.data import DataUnavailable, dataset_schema, load_dataset
-from contracts.schema import SchemaError
 from benchmark.split import random_split
+from contracts.schema import SchemaError
 from metrics import evaluate, paper_families
 from synthesizers.base import FitContext
 from synthesizers.flip import Flip

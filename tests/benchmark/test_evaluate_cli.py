@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from contracts.io import InputError
 from benchmark.commands import evaluate as cli
+from contracts.io import InputError
 
 
 def run(argv):

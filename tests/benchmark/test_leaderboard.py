@@ -9,9 +9,8 @@ import statistics
 import pandas as pd
 import pytest
 
-from benchmark.results import TIMINGS
 from benchmark.leaderboard import aggregate, leaderboard_columns, write_leaderboard
-from benchmark.results import load_results
+from benchmark.results import TIMINGS, load_results
 
 T975 = {1: 12.706204736174698, 2: 4.302652729749464}  # t quantile 0.975 by degrees of freedom
 from metrics import default_families

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from contracts.schema import Schema, SchemaError
 from benchmark.split import provided_split, random_split
+from contracts.schema import Schema, SchemaError
 from tests.conftest import PAPER, needs_shared
 
 

@@ -80,7 +80,7 @@ def test_bad_study_rejected_naming_the_key(tmp_path, monkeypatch, case):
 def test_bad_study_stops_snakemake_before_any_job(tmp_path):
     conf = make_conf(tmp_path, {"bad": _study_yaml("params: {flip10: {p: -0.1}}")})
     proc = subprocess.run(snakemake_cmd("bad"), cwd=tmp_path, env=env_for(tmp_path, conf),
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode != 0
     assert "`p` must be a probability" in proc.stdout + proc.stderr
     assert not (tmp_path / "results" / "bad" / "demo").exists()

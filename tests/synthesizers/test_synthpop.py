@@ -210,3 +210,101 @@ def test_real_synthpop_reproduces_the_published_file(dataset, shared_data):
     ours = synth.sample(50_000, seed=0)
     theirs = schema.coerce(pd.read_csv(paper / f"{dataset}_synthpop.csv.gz"), "published")
     assert {c: n for c, n in differences(ours, theirs).items() if n} == {}
+
+
+@pytest.mark.parametrize("sequence, words", [
+    (["member", "pay"], "leaves out column(s) ['age', 'job']"),
+    (["member", "pay", "job", "age", "pay"], "lists column(s) ['pay'] more than once"),
+    (["member", "pay", "job", "age", "nope"], "names column(s) ['nope']"),
+])
+def test_a_partial_visit_sequence_is_refused_before_r_is_asked(monkeypatch, sequence, words):
+    """synthpop keeps a column it does not visit as the real training values: a partial
+    visit_sequence is refused, with or without R's synthpop installed (checked first)."""
+    def no_synthpop(names=()):
+        raise SynthesizerUnavailable("synthpop not installed")
+
+    monkeypatch.setattr(_rconvert, "require_r", no_synthpop)
+    train, schema = small_table()
+    synth = build_synthesizer(synthesizer_config("synthpop", params={"visit_sequence": sequence}))
+    with pytest.raises(ValueError, match="visit_sequence") as err:
+        synth.fit(train, FitContext(schema, 0, "small"))
+    assert words in str(err.value)
+    # a full sequence passes the check and only then asks for R
+    full = build_synthesizer(synthesizer_config("synthpop", params={"visit_sequence": ["pay", "job", "age",
+                                                                                        "member"]}))
+    with pytest.raises(SynthesizerUnavailable):
+        full.fit(train, FitContext(schema, 0, "small"))
+
+
+def test_a_partial_visit_sequence_is_refused_when_the_study_is_read():
+    from benchmark.config import ConfigError
+    from benchmark.study import load_study
+
+    with pytest.raises(ConfigError, match=r"visit_sequence leaves out column\(s\) \['region'"):
+        load_study("demo", ["synthesizers=[synthpop]", "params.synthpop.visit_sequence=[age,income]"])
+    with pytest.raises(ConfigError, match="`visit_sequence` must be a non-empty list"):
+        load_study("demo", ["synthesizers=[synthpop]", "params.synthpop.visit_sequence=[]"])
+
+
+@pytest.mark.parametrize("state, expected", [
+    ((True, "cannot allocate memory block of size 1.2 Gb"), MemoryError),
+    ((False, "OSError: libR.so: failed to map segment from shared object"), MemoryError),
+    ((True, "namespace 'rpart' 4.0 is being loaded, but >= 4.1 is required"), RuntimeError),
+    ((False, None), SynthesizerUnavailable),
+])
+def test_a_synthpop_that_cannot_load_is_told_from_one_not_installed(monkeypatch, state, expected):
+    """Under a low memory limit an installed synthpop fails to load: that is an out-of-memory
+    (MemoryError -> `oom`), not "synthpop not installed" (`skipped`)."""
+    import synthesizers.synthpop as sp
+
+    def fails(names=()):
+        raise SynthesizerUnavailable("R package(s) ['synthpop'] not installed: in R run install.packages")
+
+    monkeypatch.setattr(_rconvert, "require_r", fails)
+    monkeypatch.setattr(sp, "_synthpop_state", lambda: state)
+    train, schema = small_table()
+    with pytest.raises(expected) as err:
+        synthpop().fit(train, FitContext(schema, 0, "small"))
+    assert type(err.value) is expected
+    if state[1]:
+        assert state[1] in str(err.value)
+
+
+@pytest.mark.needs_r
+@pytest.mark.skipif(R_REASON is None and SYNTHPOP_REASON is None, reason="synthpop is installed here")
+@pytest.mark.skipif(R_REASON is not None, reason="rpy2/R not installed")
+def test_synthpop_state_says_not_installed_where_it_is_not():
+    import synthesizers.synthpop as sp
+
+    assert sp._synthpop_state() == (False, None)
+
+
+@pytest.mark.needs_r
+@pytest.mark.skipif(R_REASON is not None, reason="rpy2/R not installed")
+def test_r_memory_exhausted_is_a_memory_error(monkeypatch):
+    import rpy2.robjects as ro
+    from rpy2.robjects import packages
+
+    class StandIn:
+        syn = ro.r('function(...) stop("memory exhausted (limit reached?)")')
+
+    monkeypatch.setattr(_rconvert, "require_r", lambda names=(): None)
+    monkeypatch.setattr(packages, "importr", lambda name: StandIn)
+    train, schema = small_table()
+    synth = synthpop()
+    synth.fit(train, FitContext(schema, 0, "small"))
+    with pytest.raises(MemoryError, match="memory exhausted"):
+        synth.sample(50, seed=1)
+
+
+@pytest.mark.needs_r
+@pytest.mark.skipif(R_REASON is not None, reason="rpy2/R not installed")
+def test_synthpop_versions_include_r_rpart_and_rpy2():
+    from importlib import metadata
+
+    import rpy2.robjects as ro
+
+    v = synthpop().versions()
+    assert v["R"] == str(ro.r("R.version.string")[0]) and v["rpy2"] == metadata.version("rpy2")
+    assert v["rpart"] == str(ro.r('as.character(packageVersion("rpart"))')[0])
+    assert set(v) == {"R", "synthpop", "rpart", "rpy2"}

@@ -63,6 +63,10 @@ class Faulty(Synthesizer):
             raise RuntimeError("boom in fit")
         if self.mode == "hang":
             time.sleep(3600)
+        if self.mode == "nomem_hang":  # as OpenBLAS under a too low address-space limit: says so, then spins
+            print("OpenBLAS error: Memory allocation still failed after 10 retries, giving up.", file=sys.stderr,
+                  flush=True)
+            time.sleep(3600)
         if self.mode == "hog":
             hog = []
             while True:

@@ -46,7 +46,7 @@ def snakemake_cmd(study: str, *extra: str, track: bool = False, cores: int = 2,
 def run_study(tmp: Path, study: str, *extra: str, env: dict, track: bool = False, config: dict | None = None,
               timeout: float = 900) -> subprocess.CompletedProcess:
     return subprocess.run(snakemake_cmd(study, *extra, track=track, config=config), cwd=tmp, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout, check=False)
 
 
 def cells(tmp: Path, study: str) -> dict[str, dict]:

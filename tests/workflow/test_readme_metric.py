@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from metrics import evaluate, paper_families
-from tests.workflow.helpers import REPO, env_for, jobs_run, make_conf, run_study
+from tests.workflow.helpers import env_for, jobs_run, make_conf, run_study
 from tests.workflow.test_readme_example import _block
 
 STUDY = ("name: met\ndatasets: [demo]\nsynthesizers: [flip10, holdout]\nseeds: [0]\nn_synthetic: 500\n"
