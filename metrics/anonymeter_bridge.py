@@ -198,16 +198,30 @@ class Anonymeter(MetricFamily):
         self.link_split, self.n_neighbors, self.seed = link_split, n_neighbors, seed
         self.timeout_seconds, self.python = float(timeout_seconds), python
 
+    def unavailable(self) -> str | None:
+        """Why anonymeter cannot run here (no interpreter, or a venv without the package), or None.
+
+        Cheap (two file-system looks), so the harness can ask before every run and re-evaluate
+        cells that got n/a while it was missing."""
+        python = anonymeter_python(self.python)
+        where = ("" if python == DEFAULT_VENV / "bin" / "python"
+                 else f" (or point {PYTHON_ENV_VAR} at an interpreter that has it; {python} not found)")
+        if not python.exists():
+            return f"anonymeter not installed: {install_command()}{where}"
+        site = list(python.parent.parent.glob("lib/python*/site-packages"))
+        if site and not any((d / "anonymeter").is_dir() for d in site):
+            return f"anonymeter not installed: {install_command()} ({python.parent.parent} has no anonymeter package)"
+        return None
+
     def compute(self, data: EvalData) -> AnonymeterResult:
         columns = list(data.train.columns)
         kinds = _checked_kinds(data, columns)
         if data.holdout_row:
             return _nan_result("undefined for the holdout reference row: S is H, anonymeter's control set")
+        missing = self.unavailable()
+        if missing:
+            return _nan_result(missing)
         python = anonymeter_python(self.python)
-        if not python.exists():
-            where = ("" if python == DEFAULT_VENV / "bin" / "python"
-                     else f" (or point {PYTHON_ENV_VAR} at an interpreter that has it; {python} not found)")
-            return _nan_result(f"anonymeter not installed: {install_command()}{where}")
         config, skipped, secret = self._config(data, columns, kinds)
         frames = {"train": data.train, "control": data.holdout, "synthetic": data.synthetic}
         with tempfile.TemporaryDirectory(prefix="holdbench-anonymeter-") as tmp:

@@ -261,3 +261,19 @@ def test_real_copies_are_risky_independent_data_is_not_and_runs_repeat():
     a = {k: v for k, v in scalars(safe).items() if k not in timing}
     b = {k: v for k, v in scalars(again).items() if k not in timing}
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def test_unavailable_names_what_is_missing_and_heals(tmp_path):
+    # the harness asks unavailable() before each run: a cell that got n/a while anonymeter was
+    # missing is re-evaluated once this returns None
+    venv = tmp_path / "venv"
+    python = venv / "bin" / "python"
+    family = Anonymeter(python=str(python))
+    assert "anonymeter not installed" in family.unavailable() and str(python) in family.unavailable()
+    python.parent.mkdir(parents=True)
+    python.write_text("")
+    site = venv / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    assert "has no anonymeter package" in family.unavailable()
+    (site / "anonymeter").mkdir()
+    assert family.unavailable() is None
