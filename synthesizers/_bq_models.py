@@ -210,7 +210,12 @@ class CartStep:
 
 
 def _saga(c: float, seed: int, max_iter: int, tol: float, warm_start: bool = False):
-    """sklearn's L1 LogisticRegression with the saga solver (multinomial for > 2 classes)."""
+    """sklearn's L1 LogisticRegression with the saga solver (multinomial for > 2 classes).
+
+    scikit-learn 1.8 deprecates `penalty` (gone in 1.10): L1 is `l1_ratio=1` there, with the
+    same coefficients as `penalty="l1"` (tests/synthesizers/test_bale_quick_tuning.py). Before
+    1.8, `l1_ratio` is ignored unless penalty="elasticnet", so those versions keep penalty="l1"
+    (pyproject allows scikit-learn >= 1.4)."""
     import sklearn
     from sklearn.linear_model import LogisticRegression
 

@@ -24,19 +24,27 @@ Tuning: K and every column's b (or C) by Bayesian optimisation (`bayesian-optimi
 expected improvement with xi = `xi`; K on the grid low, low + `k_step`, ..., high of `k_range`,
 BQMNL's C in log10 C over `c_range` and, when `c_grid` is set, on that many points evenly
 spaced in log C, a proposal snapping to the nearest point): `init_points` random starts then
-`n_iter` suggestions,
-for each of `optimizer_seeds` optimiser seeds; the best evaluation over all of them is kept.
-An evaluation draws `m` synthetic sets of `tuning_rows` rows, post-processes them exactly as
-`sample` releases them and scores objective = −(1 − mean pMSE ratio)² with
-metrics.pmse.pmse_ratio (degree `pmse_degree`), set i against a seeded sample of
-min(`tuning_rows`, |T|) rows of T (null: all of T and |S| = |T|). The seeds of the sets and
-of T's samples are the same at every evaluation, so evaluations are compared on common
-random numbers. The mixture for a K and a column's model for a (column, b or C) are fitted
+`n_iter` suggestions, for each of `optimizer_seeds` optimiser seeds.
+An evaluation draws `m` synthetic sets, post-processes them exactly as `sample` releases them
+and scores objective = −(1 − mean pMSE ratio)² with metrics.pmse.pmse_ratio (degree
+`pmse_degree`; its null m·c·(1−c)/N; `pmse_form` picks Bale & Quick's count of terms,
+`ratio_bq`, or the design's rank, `ratio`; the trace records both and c). Every set has
+|T| rows and is scored against T, so c = ½ as in Bale & Quick's code (where their null
+2·m·(1−c)²·c/N is the same number); `tuning_rows` below |T| scores sets of that size against
+seeded samples of T of the same size, above |T| it means |T|. Seeds: with `fresh_seeds`
+false set i of every evaluation is drawn from the same seed (common random numbers), with it
+true every evaluation has seeds of its own. Then the `rescore_top` best distinct parameter
+sets of the search are scored again on `rescore_sets` new sets (the same seeds for each of
+them), and the best re-scored is kept (the winner's curse: the search's best score is its
+luckiest); the SD of a set's ratio there, and that SD / √m for the search's mean, are the
+objective's noise (`info()`; trace columns rescored_*, `chosen`). 0 keeps the search's best.
+The mixture for a K and a column's model for a (column, b or C) are fitted
 once per `fit` and reused by every evaluation of both optimiser seeds (all are fitted on T,
 deterministically; with `c_grid`, a column's MNL models are one regularisation path over the
 grid, `_bq_models.MNLPath`); the trace's *_cpu_seconds columns split each evaluation's CPU time.
 `max_tuning_seconds` caps the wall clock: it is checked before every evaluation after the
-first, so tuning stops at most one evaluation late; `hit_time_cap` records it. Evaluations
+first and before every re-scoring, so tuning stops at most one evaluation late (a cap hit in
+the search skips the re-scoring); `hit_time_cap` records it. Evaluations
 of a parameter set seen before reuse its score (`cached` in the trace). `tuning_trace` /
 `artifacts()` hold one row per evaluation; `info()` summarises.
 
@@ -84,7 +92,10 @@ from synthesizers._seeding import check_seed, derive_seed
 from synthesizers.base import FitContext, Synthesizer
 
 # stream keys for derive_seed
-_GMM, _STEP, _TUNE, _PMSE, _BO, _SAMPLE, _TRAIN_SAMPLE, _MASS_FILL = 1, 2, 3, 4, 5, 6, 7, 9
+_GMM, _STEP, _TUNE, _PMSE, _BO, _SAMPLE, _TRAIN_SAMPLE, _MASS_FILL, _RESCORE = 1, 2, 3, 4, 5, 6, 7, 9, 10
+# the pMSE ratio the objective reads: Bale & Quick's count of terms (their code's k - 1) or the
+# design's rank (holdbench's own ratio); both are recorded in the trace
+_FORMS = {"bale_quick": "ratio_bq", "holdbench": "ratio"}
 _CACHE = 32  # fitted column models kept per step (mixtures are small: all kept)
 
 
@@ -114,9 +125,10 @@ class _BaleQuick(Synthesizer):
     _param: ClassVar[str]  # prefix of a step's tuned parameter in the trace: "b" or "C"
 
     def __init__(self, k_range=(10, 200), visit_order=None, init_points=5, n_iter=25, optimizer_seeds=2,
-                 m=5, tuning_rows=None, max_tuning_seconds=None, pmse_degree=3, pmse_max_design_mb=None,
+                 m=3, tuning_rows=None, max_tuning_seconds=14400, pmse_degree=3, pmse_max_design_mb=None,
                  xi=0.01, clip=True, disclosure_reduction=False, disclosure_bound=3.0,
-                 disclosure_delta=None, disclosure_max_rounds=50, point_mass_share=0.5, k_step=1) -> None:
+                 disclosure_delta=None, disclosure_max_rounds=50, point_mass_share=0.5, k_step=10,
+                 pmse_form="bale_quick", fresh_seeds=False, rescore_top=3, rescore_sets=5) -> None:
         self.k_range = _range("k_range", k_range, int, 1)
         self.k_step = _count("k_step", k_step, 1)
         if visit_order is not None:
@@ -134,6 +146,12 @@ class _BaleQuick(Synthesizer):
             raise ValueError(f"bale_quick: max_tuning_seconds must be >= 0 or null, got {max_tuning_seconds!r}")
         self.max_tuning_seconds = None if max_tuning_seconds is None else float(max_tuning_seconds)
         self.pmse_degree = _count("pmse_degree", pmse_degree, 1)
+        if pmse_form not in _FORMS:
+            raise ValueError(f"bale_quick: pmse_form must be one of {sorted(_FORMS)}, got {pmse_form!r}")
+        self.pmse_form = pmse_form
+        self.fresh_seeds = bool(fresh_seeds)
+        self.rescore_top = _count("rescore_top", rescore_top, 0)
+        self.rescore_sets = _count("rescore_sets", rescore_sets, 2)
         self.pmse_max_design_mb = None if pmse_max_design_mb is None else float(pmse_max_design_mb)
         if not float(xi) >= 0:
             raise ValueError(f"bale_quick: xi must be >= 0, got {xi!r}")
@@ -263,16 +281,20 @@ class _BaleQuick(Synthesizer):
             cpu["gmm_cpu_seconds"], cpu["models_cpu_seconds"] = t1 - t0, time.process_time() - t1
         return mixture, models
 
-    def _tuning_train(self) -> list[pd.DataFrame]:
-        """T, or its seeded sample of `tuning_rows` rows, for each of the m synthetic sets."""
-        n, rows = len(self._train), self.tuning_rows
-        if rows is None or rows >= n:
-            return [self._train] * self.m
-        out = []
-        for i in range(self.m):
-            idx = np.random.default_rng(derive_seed(self._seed, _TRAIN_SAMPLE, i)).choice(n, rows, replace=False)
-            out.append(self._train.iloc[np.sort(idx)].reset_index(drop=True))
-        return out
+    def _tuning_rows(self) -> int:
+        """Rows of every tuning set, synthetic and real alike (c = 1/2): `tuning_rows`, at most |T|."""
+        n = len(self._train)
+        return n if self.tuning_rows is None else min(self.tuning_rows, n)
+
+    def _real_set(self, seed: int) -> pd.DataFrame:
+        """T, or its seeded sample of `_tuning_rows()` rows."""
+        n, rows = len(self._train), self._tuning_rows()
+        if rows == n:
+            return self._train
+        if seed not in self._real_sets:
+            idx = np.random.default_rng(seed).choice(n, rows, replace=False)
+            self._real_sets[seed] = self._train.iloc[np.sort(idx)].reset_index(drop=True)
+        return self._real_sets[seed]
 
     def _release(self, x: np.ndarray) -> pd.DataFrame:
         return self._release_frame(release(self._enc, x, self.clip))
@@ -280,32 +302,44 @@ class _BaleQuick(Synthesizer):
     def _release_frame(self, frame: pd.DataFrame) -> pd.DataFrame:
         return self._schema.coerce(frame, "bale_quick: synthetic data")
 
-    def _evaluate(self, params: dict, cpu: dict) -> tuple[float, float]:
-        """(objective, mean pMSE ratio) of a parameter set on m released synthetic sets; `cpu`
-        receives the CPU seconds of its parts."""
+    def _set_seeds(self, stream: int, key: tuple, n_sets: int) -> list[tuple[int, int, int]]:
+        """(synthetic seed, T-sample seed, pMSE seed) of each of n_sets tuning sets in `stream`
+        (search or re-scoring), `key` () for common random numbers or (evaluation,) for fresh ones."""
+        return [(derive_seed(self._seed, stream, *key, i), derive_seed(self._seed, _TRAIN_SAMPLE, stream, *key, i),
+                 derive_seed(self._seed, _PMSE, i)) for i in range(n_sets)]
+
+    def _score(self, params: dict, seeds: list, cpu: dict) -> dict:
+        """Mean pMSE ratios (both forms) of a parameter set on released synthetic sets of
+        `_tuning_rows()` rows, set i drawn with seeds[i] and scored against T or its sample;
+        `cpu` receives the CPU seconds of the parts."""
         from metrics.pmse import pmse_ratio
 
         mixture, models = self._build(params, cpu)
-        rows = self.tuning_rows or len(self._train)
-        ratios = []
+        rows = self._tuning_rows()
+        scores = []
         cpu["generate_cpu_seconds"] = cpu["pmse_cpu_seconds"] = 0.0
-        for i in range(self.m):
+        for synth_seed, real_seed, pmse_seed in seeds:
             t0 = time.process_time()
-            rng = np.random.default_rng(derive_seed(self._seed, _TUNE, i))
-            synthetic = self._release(generate(self._enc, mixture, models, rows, rng)[0])
+            synthetic = self._release(generate(self._enc, mixture, models, rows,
+                                               np.random.default_rng(synth_seed))[0])
+            real = self._real_set(real_seed)
             t1 = time.process_time()
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", RuntimeWarning)
-                score = pmse_ratio(self._tune_train[i], synthetic, self._schema.kinds, degree=self.pmse_degree,
-                                   seed=derive_seed(self._seed, _PMSE, i), max_design_mb=self.pmse_max_design_mb)
+                score = pmse_ratio(real, synthetic, self._schema.kinds, degree=self.pmse_degree, seed=pmse_seed,
+                                   max_design_mb=self.pmse_max_design_mb)
             cpu["generate_cpu_seconds"] += t1 - t0
             cpu["pmse_cpu_seconds"] += time.process_time() - t1
             self._warnings["pmse"] += sum(issubclass(w.category, RuntimeWarning) for w in caught)
             if not np.isfinite(score.ratio):
                 raise ValueError(f"bale_quick: the pMSE ratio is undefined ({score.reason})")
-            ratios.append(score.ratio)
-        mean = float(np.mean(ratios))
-        return -((1.0 - mean) ** 2), mean
+            scores.append(score)
+        ratios = np.array([getattr(sc, _FORMS[self.pmse_form]) for sc in scores])
+        mean = float(ratios.mean())
+        return {"mean_pmse_ratio": mean, "objective": -((1.0 - mean) ** 2),
+                "mean_pmse_ratio_rank": float(np.mean([sc.ratio for sc in scores])),
+                "mean_pmse_ratio_bq": float(np.mean([sc.ratio_bq for sc in scores])),
+                "pmse_c": float(np.mean([sc.c for sc in scores])), "set_ratios": ratios}
 
     def _tune(self) -> None:
         from bayes_opt import BayesianOptimization
@@ -313,10 +347,16 @@ class _BaleQuick(Synthesizer):
 
         start = time.perf_counter()
         self.hit_time_cap = False
-        self._tune_train = self._tuning_train()
+        self._real_sets: dict = {}
         parts = ("gmm_cpu_seconds", "models_cpu_seconds", "generate_cpu_seconds", "pmse_cpu_seconds")
         rows: list[dict] = []
         per_seed = self.init_points + self.n_iter if self._bounds else 1
+
+        def out_of_time() -> bool:
+            over = self.max_tuning_seconds is not None and time.perf_counter() - start >= self.max_tuning_seconds
+            self.hit_time_cap |= over
+            return over
+
         for s in range(self.optimizer_seeds if self._bounds else 1):
             opt = None
             if self._bounds:
@@ -324,9 +364,7 @@ class _BaleQuick(Synthesizer):
                                            acquisition_function=ExpectedImprovement(xi=self.xi),
                                            random_state=derive_seed(self._seed, _BO, s))
             for it in range(per_seed):
-                elapsed = time.perf_counter() - start
-                if rows and self.max_tuning_seconds is not None and elapsed >= self.max_tuning_seconds:
-                    self.hit_time_cap = True
+                if rows and out_of_time():
                     break
                 t_suggest = time.perf_counter()
                 proposal = {} if opt is None else (opt.random_sample(1)[0] if it < self.init_points
@@ -337,25 +375,55 @@ class _BaleQuick(Synthesizer):
                 cached = key in self._memo
                 cpu = dict.fromkeys(parts, 0.0)
                 if not cached:
-                    self._memo[key] = self._evaluate(params, cpu)
-                objective, mean = self._memo[key]
+                    seeds = self._set_seeds(_TUNE, (len(self._memo),) if self.fresh_seeds else (), self.m)
+                    self._memo[key] = self._score(params, seeds, cpu)
+                result = self._memo[key]
                 if opt is not None:
-                    opt.register(proposal, objective)
+                    opt.register(proposal, result["objective"])
                 rows.append({"optimizer_seed": s, "iteration": it,
                              "phase": "random" if it < self.init_points else "bayes", **params,
-                             "mean_pmse_ratio": mean, "objective": objective,
+                             **{k: v for k, v in result.items() if k != "set_ratios"},
                              "seconds": time.perf_counter() - t0, "suggest_seconds": t0 - t_suggest,
                              **cpu, "cached": cached})
             if self.hit_time_cap:
                 break
-        self.tuning_seconds = time.perf_counter() - start
-        del self._tune_train
-        self.tuning_trace = pd.DataFrame(rows)
-        best = int(np.argmax(self.tuning_trace["objective"].to_numpy()))  # first of ties
+        trace = pd.DataFrame(rows)
         names = list(self._fixed) + list(self._bounds)
-        self.best_params = {k: self.tuning_trace[k].iloc[best].item() for k in names}
-        self.best_objective = float(self.tuning_trace["objective"].iloc[best])
-        self.best_mean_pmse_ratio = float(self.tuning_trace["mean_pmse_ratio"].iloc[best])
+        chosen = self._rescore(trace, names, out_of_time)
+        self.tuning_seconds = time.perf_counter() - start
+        self._real_sets.clear()
+        trace["chosen"] = trace.index == chosen
+        self.tuning_trace = trace
+        self.best_params = {k: trace[k].iloc[chosen].item() for k in names}
+        self.best_objective = float(trace["objective"].iloc[chosen])
+        self.best_mean_pmse_ratio = float(trace["mean_pmse_ratio"].iloc[chosen])
+
+    def _rescore(self, trace: pd.DataFrame, names: list[str], out_of_time) -> int:
+        """Re-score the `rescore_top` best distinct parameter sets of the search on `rescore_sets`
+        synthetic sets of seeds no evaluation used (the same for every finalist), add the
+        rescored_* columns to `trace` (on each finalist's first row) and return the row chosen:
+        the finalist with the best re-scored objective (without re-scoring: the search's best;
+        ties: the first)."""
+        for col in ("rescored_mean_pmse_ratio", "rescored_objective", "rescored_set_ratio_sd"):
+            trace[col] = np.nan
+        trace["rescore_cpu_seconds"] = 0.0
+        first = trace.drop_duplicates(subset=names)
+        order = first.index[np.argsort(-first["objective"].to_numpy(), kind="stable")]
+        best = int(order[0])
+        if self.rescore_top == 0:
+            return best
+        seeds = self._set_seeds(_RESCORE, (), self.rescore_sets)
+        for row in order[:self.rescore_top]:
+            if out_of_time():
+                break
+            t0 = time.process_time()
+            result = self._score({k: trace.at[row, k].item() for k in names}, seeds, {})
+            trace.loc[row, ["rescored_mean_pmse_ratio", "rescored_objective", "rescored_set_ratio_sd",
+                            "rescore_cpu_seconds"]] = [result["mean_pmse_ratio"], result["objective"],
+                                                       float(np.std(result["set_ratios"], ddof=1)),
+                                                       time.process_time() - t0]
+        rescored = trace["rescored_objective"]
+        return best if rescored.isna().all() else int(rescored.idxmax())
 
     def _cast(self, key: str, value):
         if key == "K":  # the nearest point of the grid low, low + k_step, ..., high
@@ -386,9 +454,17 @@ class _BaleQuick(Synthesizer):
         """Scalars describing the fit (and the decoys of the last `sample`)."""
         if self.tuning_trace is None:
             raise RuntimeError("bale_quick: info() is available after fit()")
+        chosen = self.tuning_trace.loc[self.tuning_trace["chosen"]].iloc[0]
         return {
             "best_params": dict(self.best_params), "best_objective": self.best_objective,
-            "best_mean_pmse_ratio": self.best_mean_pmse_ratio, "n_evaluations": len(self.tuning_trace),
+            "best_mean_pmse_ratio": self.best_mean_pmse_ratio, "pmse_form": self.pmse_form,
+            "tuning_rows": self._tuning_rows(), "tuning_c": float(chosen["pmse_c"]),
+            "rescored_mean_pmse_ratio": float(chosen["rescored_mean_pmse_ratio"]),
+            "rescored_set_ratio_sd": float(chosen["rescored_set_ratio_sd"]),
+            "objective_ratio_sd": float(chosen["rescored_set_ratio_sd"]) / np.sqrt(self.m),
+            "n_rescored": int(self.tuning_trace["rescored_objective"].notna().sum()),
+            "rescore_cpu_seconds": float(self.tuning_trace["rescore_cpu_seconds"].sum()),
+            "n_evaluations": len(self.tuning_trace),
             "n_distinct_evaluations": int((~self.tuning_trace["cached"]).sum()),
             "tuning_seconds": self.tuning_seconds, "hit_time_cap": self.hit_time_cap,
             "tuned_parameters": sorted(self._bounds), "fixed_parameters": dict(self._fixed),
@@ -422,13 +498,15 @@ class BQCart(_BaleQuick):
     _param = "b"
 
     def __init__(self, leaf_range=(10, 350), k_range=(10, 200), visit_order=None, init_points=5, n_iter=25,
-                 optimizer_seeds=2, m=5, tuning_rows=None, max_tuning_seconds=None, pmse_degree=3,
+                 optimizer_seeds=2, m=3, tuning_rows=None, max_tuning_seconds=14400, pmse_degree=3,
                  pmse_max_design_mb=None, xi=0.01, clip=True, disclosure_reduction=False, disclosure_bound=3.0,
-                 disclosure_delta=None, disclosure_max_rounds=50, point_mass_share=0.5, k_step=1) -> None:
+                 disclosure_delta=None, disclosure_max_rounds=50, point_mass_share=0.5, k_step=10,
+                 pmse_form="bale_quick", fresh_seeds=False, rescore_top=3, rescore_sets=5) -> None:
         self.leaf_range = _range("leaf_range", leaf_range, int, 1)
         super().__init__(k_range, visit_order, init_points, n_iter, optimizer_seeds, m, tuning_rows,
                          max_tuning_seconds, pmse_degree, pmse_max_design_mb, xi, clip, disclosure_reduction,
-                         disclosure_bound, disclosure_delta, disclosure_max_rounds, point_mass_share, k_step)
+                         disclosure_bound, disclosure_delta, disclosure_max_rounds, point_mass_share, k_step,
+                         pmse_form, fresh_seeds, rescore_top, rescore_sets)
 
     def _step_bounds(self):
         return self.leaf_range[0], self.leaf_range[1], int
@@ -448,11 +526,12 @@ class BQMNL(_BaleQuick):
 
     _param = "C"
 
-    def __init__(self, c_range=(0.001, 3.0), poly_degree=3, max_iter=100, tol=1e-4, k_range=(10, 200),
-                 visit_order=None, init_points=5, n_iter=25, optimizer_seeds=2, m=5, tuning_rows=None,
-                 max_tuning_seconds=None, pmse_degree=3, pmse_max_design_mb=None, xi=0.01, clip=True,
+    def __init__(self, c_range=(0.001, 3.0), poly_degree=3, max_iter=10, tol=1e-4, k_range=(10, 200),
+                 visit_order=None, init_points=5, n_iter=25, optimizer_seeds=2, m=3, tuning_rows=None,
+                 max_tuning_seconds=14400, pmse_degree=3, pmse_max_design_mb=None, xi=0.01, clip=True,
                  disclosure_reduction=False, disclosure_bound=3.0, disclosure_delta=None,
-                 disclosure_max_rounds=50, point_mass_share=0.5, k_step=1, c_grid=None) -> None:
+                 disclosure_max_rounds=50, point_mass_share=0.5, k_step=10, c_grid=9, pmse_form="bale_quick",
+                 fresh_seeds=False, rescore_top=3, rescore_sets=5) -> None:
         lo, hi = _range("c_range", c_range, float, 0.0)
         if lo <= 0:
             raise ValueError(f"bale_quick: c_range must be positive, got {c_range!r}")
@@ -466,7 +545,8 @@ class BQMNL(_BaleQuick):
         self.tol = float(tol)
         super().__init__(k_range, visit_order, init_points, n_iter, optimizer_seeds, m, tuning_rows,
                          max_tuning_seconds, pmse_degree, pmse_max_design_mb, xi, clip, disclosure_reduction,
-                         disclosure_bound, disclosure_delta, disclosure_max_rounds, point_mass_share, k_step)
+                         disclosure_bound, disclosure_delta, disclosure_max_rounds, point_mass_share, k_step,
+                         pmse_form, fresh_seeds, rescore_top, rescore_sets)
 
     def _step_bounds(self):  # the optimiser searches log10 C
         return float(np.log10(self.c_range[0])), float(np.log10(self.c_range[1])), float

@@ -13,6 +13,14 @@ Three parts, each optional:
   mixtures were fitted; then time sampling `--n` rows;
 - `--compare`: the pMSE ratio (degree 3) of |T| rows from the tuned synthesizer and from the
   `cart` synthesizer (synthpop defaults), each against the whole T, same sample seeds;
+- `--search`: how the search's choices fare on fresh data. `--synth` is fitted on a seeded
+  sample of `--search-rows` rows of T with the budget of the flags, once per search variant
+  (`--variants`: common random numbers or fresh seeds per evaluation, m, k_step); each fit
+  re-scores its `rescore_top` best on new sets, so it gives two picks, the search's best and
+  the re-scored best. For each pick: its parameters, its objective's mean pMSE ratio, the SD of
+  a set's ratio over the re-scoring sets, and the mean pMSE ratio (both forms) of 5 fresh
+  |T|-row sets from `sample` against that T; CPU seconds of the fit with and without the
+  re-scoring;
 - `--disclosure`: bq_cart with fixed K = 10, b = 50 (one evaluation) and the attribute-
   disclosure post-processor on, for a stand-in spec (sensitive `income`, quasi-identifiers
   age, sex, race unless the schema names its own): time and decoys for `--n` rows.
@@ -145,6 +153,58 @@ def compare(train, schema, dataset: str, bq, seed: int) -> None:
               f"mean {np.mean(ratios):.2f}")
 
 
+VARIANTS = {  # name: overrides of the config; every fit re-scores its best 3 on 5 new sets
+    "crn": [],
+    "fresh": ["fresh_seeds=true"],
+    "crn_m6": ["m=6"],
+    "crn_k5": ["k_step=5"],
+}
+
+
+def _fresh_ratios(synth, train, schema, n_sets: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """pMSE ratios (holdbench's, Bale & Quick's form) of n_sets fresh |T|-row samples against T."""
+    from metrics.pmse import pmse_ratio
+
+    scores = [pmse_ratio(train, synth.sample(len(train), 10_000 + i), schema.kinds, degree=synth.pmse_degree)
+              for i in range(n_sets)]
+    return np.array([s.ratio for s in scores]), np.array([s.ratio_bq for s in scores])
+
+
+def search(train, schema, dataset: str, args) -> None:
+    idx = np.sort(np.random.default_rng(args.seed).choice(len(train), min(args.search_rows, len(train)),
+                                                           replace=False))
+    t = train.iloc[idx].reset_index(drop=True)
+    print(f"search variants on a seeded sample of {len(t)} rows of {dataset}'s T, {args.synth}, "
+          f"{args.optimizer_seeds} x ({args.init_points} + {args.n_iter}) evaluations, fresh sets: 5 x |T| rows")
+    budget = [f"init_points={args.init_points}", f"n_iter={args.n_iter}", f"optimizer_seeds={args.optimizer_seeds}",
+              f"m={args.m}", "rescore_top=3", "rescore_sets=5"]
+    for name in args.variants:
+        synth = build_synthesizer(synthesizer_config(args.synth, overrides=budget + VARIANTS[name]))
+        _, fit_sec = _timed(lambda synth=synth: synth.fit(t, FitContext(schema, args.seed, dataset)))
+        info, trace = synth.info(), synth.tuning_trace
+        names = list(info["best_params"])
+        search_best = int(np.argmax(trace["objective"].to_numpy()))
+        chosen = int(np.flatnonzero(trace["chosen"])[0])
+        picks = [("search's best", search_best), ("re-scored best", chosen)]
+        for label, row in picks if search_best != chosen else [("both picks", chosen)]:
+            params = {k: trace[k].iloc[row].item() for k in names}
+            if row != chosen:  # sample from the search's pick: rebuild the final models with it
+                synth.best_params = params
+                synth._mixture_fit, synth._step_models = synth._build(params)
+            rank, bq = _fresh_ratios(synth, t, schema)
+            cpu = fit_sec - (info["rescore_cpu_seconds"] if label == "search's best" else 0.0)
+            if label == "both picks":
+                cpu = f"{fit_sec - info['rescore_cpu_seconds']:.0f} / {fit_sec:.0f}"
+            print(f"  {name:>7} {label:>14}: objective's mean ratio ({info['pmse_form']}) "
+                  f"{trace['mean_pmse_ratio'].iloc[row]:.3f}, re-scored {trace['rescored_mean_pmse_ratio'].iloc[row]:.3f} "
+                  f"(set SD {trace['rescored_set_ratio_sd'].iloc[row]:.3f}); fresh sets: Bale & Quick form "
+                  f"{bq.mean():.3f} +- {bq.std(ddof=1):.3f}, holdbench {rank.mean():.3f}; fit {cpu if isinstance(cpu, str) else f'{cpu:.0f}'} s CPU; "
+                  f"K {params.get('K')}, {({k: round(v, 4) for k, v in params.items() if k != 'K'})}")
+            if row != chosen:
+                synth.best_params = {k: trace[k].iloc[chosen].item() for k in names}
+                synth._mixture_fit, synth._step_models = synth._build(synth.best_params)
+
+
 def disclosure(train, schema, dataset: str, args) -> None:
     import dataclasses
 
@@ -175,6 +235,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--tune", action="store_true")
     ap.add_argument("--compare", action="store_true")
     ap.add_argument("--disclosure", action="store_true")
+    ap.add_argument("--search", action="store_true")
+    ap.add_argument("--search-rows", type=int, default=6712)
+    ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     ap.add_argument("--init-points", type=int, default=3)
     ap.add_argument("--n-iter", type=int, default=5)
     ap.add_argument("--optimizer-seeds", type=int, default=1)
@@ -193,6 +256,8 @@ def main(argv: list[str] | None = None) -> None:
         compare(train, schema, args.dataset, bq, args.seed)
     if args.disclosure:
         disclosure(train, schema, args.dataset, args)
+    if args.search:
+        search(train, schema, args.dataset, args)
 
 
 if __name__ == "__main__":

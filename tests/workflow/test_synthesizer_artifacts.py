@@ -39,10 +39,12 @@ def test_tuning_trace_reaches_the_cell_and_survives_a_reevaluation(tmp_path):
     trace = pd.read_csv(cell_dir / TRACE)
     # the smoke preset: one optimiser seed x (2 random starts + 2 suggestions)
     assert len(trace) == 4 and list(trace["phase"]) == ["random", "random", "bayes", "bayes"]
-    # the trace against its own objective: -(1 - mean pMSE ratio)^2, and the best row is the one kept
+    # the trace against its own objective: -(1 - mean pMSE ratio)^2; the kept parameters are the
+    # row marked chosen (the best after re-scoring the finalists on new sets), and exactly one is
     np.testing.assert_allclose(trace["objective"], -(1.0 - trace["mean_pmse_ratio"]) ** 2, rtol=1e-12)
     gen = json.loads((cell_dir / "generate.json").read_text())
-    best = trace.loc[trace["objective"].idxmax()]
+    assert int(trace["chosen"].sum()) == 1
+    best = trace.loc[trace["chosen"].astype(bool)].iloc[0]
     assert gen["synthesizer_info"]["best_params"]["K"] == best["K"]
     # checksummed where the cell's files are
     sha = _sha256(cell_dir / TRACE)
