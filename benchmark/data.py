@@ -24,7 +24,7 @@ from contracts.schema import Schema, SchemaError
 
 log = logging.getLogger("holdbench.data")
 
-SOURCES = ("uci", "file", "demo")
+SOURCES = ("uci", "file", "demo", "sequential")
 
 
 class DataUnavailable(FileNotFoundError):
@@ -50,14 +50,24 @@ def dataset_config(name: str) -> dict:
         raise ConfigError(f"dataset {name!r}: source must be one of {SOURCES}, got {cfg.get('source')!r}")
     if cfg["source"] == "file" and not cfg.get("path"):
         raise ConfigError(f"dataset {name!r}: a file dataset needs `path`")
-    if cfg["source"] != "file" and not cfg.get("columns"):
+    if cfg["source"] not in ("file", "sequential") and not cfg.get("columns"):
         raise ConfigError(f"dataset {name!r}: `columns` is missing")
+    return cfg
+
+
+def _flat_config(name: str) -> dict:
+    """dataset_config, refusing a sequential (subject + event) dataset: the flat loader cannot read it."""
+    cfg = dataset_config(name)
+    if cfg["source"] == "sequential":
+        raise ConfigError(f"dataset {name!r} is a sequential (subject + event) dataset: flat studies, "
+                          "`holdbench load` and `holdbench evaluate --dataset` cannot use it yet; "
+                          "load it with benchmark.sequential_data.load_sequential")
     return cfg
 
 
 def dataset_schema(name: str) -> Schema:
     """Schema of a dataset; for a file dataset it is inferred from the file (SPEC §1)."""
-    cfg = dataset_config(name)
+    cfg = _flat_config(name)
     if cfg["source"] == "file":
         return _file_schema(cfg, _read_user_file(cfg))
     return _config_schema(cfg)
@@ -70,7 +80,7 @@ def _config_schema(cfg: dict) -> Schema:
 
 def load_dataset(name: str, use_cache: bool = True) -> pd.DataFrame:
     """The canonical table of a dataset (validated; cached as parquet)."""
-    cfg = dataset_config(name)
+    cfg = _flat_config(name)
     key = _cache_key(cfg)
     cached = cache_dir() / f"{name}-{key}.parquet"
     if use_cache and cached.exists():

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from benchmark.config import ConfigError, available, build_synthesizer, synthesizer_config
-from benchmark.data import dataset_config
+from benchmark.data import dataset_config, dataset_schema
 from benchmark.study import load_study
 from synthesizers.base import Synthesizer
 from tests.workflow.helpers import env_for, make_conf, snakemake_cmd
@@ -24,7 +24,10 @@ def test_every_synthesizer_config_instantiates_with_and_without_smoke(name):
 @pytest.mark.parametrize("name", available("dataset"))
 def test_every_dataset_config_composes(name):
     cfg = dataset_config(name)
-    assert cfg["name"] == name and cfg["source"] in ("uci", "demo", "file")
+    assert cfg["name"] == name and cfg["source"] in ("uci", "demo", "file", "sequential")
+    if cfg["source"] == "sequential":  # the flat loader refuses it by name, before reading anything
+        with pytest.raises(ConfigError, match=f"{name!r} is a sequential"):
+            dataset_schema(name)
 
 
 @pytest.mark.parametrize("name", available("study"))
