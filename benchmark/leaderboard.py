@@ -136,24 +136,60 @@ def legend(specs: list) -> list[str]:
     return [f"- **{_md_text(sp.label)}** (`{sp.name}`, {sp.better}): {_md_text(sp.meaning)}" for sp in specs]
 
 
+def arrow(spec) -> str:
+    """A metric's direction for a column header: ↓ lower is better, ↑ higher is better, →x x is ideal."""
+    return {"lower": "↓", "higher": "↑"}.get(spec.direction) or f"→{spec.ideal:g}"
+
+
+def references(cells: pd.DataFrame) -> set[str]:
+    """The synthesizers whose every cell is the holdout reference row (S = H): never marked best."""
+    if "holdout_rule" not in cells:
+        return set()
+    ref = cells.groupby("synthesizer")["holdout_rule"].agg(lambda v: bool(len(v)) and all(x is True for x in v))
+    return set(ref[ref].index)
+
+
+def best_synthesizers(rows: pd.DataFrame, spec, exclude: set[str] = frozenset()) -> set[str]:
+    """The synthesizers of `rows` (one dataset's summary rows) with the best `<metric>_mean` by the
+    metric's direction (ties all count); none when fewer than two synthesizers have a value."""
+    col = f"{spec.name}_mean"
+    if col not in rows:
+        return set()
+    scores = {r["synthesizer"]: spec.badness(_number(r[col])) for _, r in rows.iterrows()
+              if r["synthesizer"] not in exclude}
+    scores = {k: v for k, v in scores.items() if not math.isnan(v)}
+    if len(scores) < 2:
+        return set()
+    top = min(scores.values())
+    return {k for k, v in scores.items() if v == top}
+
+
 def render_markdown(results: StudyResults, summary: pd.DataFrame) -> str:
     """leaderboard.md: per dataset a table of the headline metrics and timings (every metric is in
     leaderboard.csv), then every cell that is not ok with its reason, then how to read it."""
     cells = results.table
-    shown = [(sp.label, sp.name, sp.digits, sp.interval) for sp in results.specs if sp.headline]
-    shown += [(h, c, d, None) for h, c, d in _MD_TIMINGS]
+    heads = [sp for sp in results.specs if sp.headline]
+    shown = [(f"{sp.label} {arrow(sp)}", sp.name, sp.digits, sp.interval, sp) for sp in heads]
+    shown += [(h, c, d, None, None) for h, c, d in _MD_TIMINGS]
     lines = [f"# Leaderboard: {_md_text(results.name)}", "",
              ("Means over the ok seeds; a metric with an interval shows it in brackets. "
+              "↓ lower is better, ↑ higher is better, →x: x is ideal; the best mean of a column is in bold "
+              "(the holdout reference row is never marked). "
               "Every metric of every cell is in leaderboard.csv; how to read them is at the end."), ""]
+    refs = references(cells)
     for dataset in dict.fromkeys(cells["dataset"]):
         lines += [f"## {_md_text(dataset)}", ""]
-        header = ["synthesizer", "status"] + [_md_text(h) for h, _, _, _ in shown]
+        header = ["synthesizer", "status"] + [_md_text(h) for h, _, _, _, _ in shown]
         lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        for _, row in summary[summary["dataset"] == dataset].iterrows():
+        rows = summary[summary["dataset"] == dataset]
+        best = {sp.name: best_synthesizers(rows, sp, refs) for sp in heads}
+        for _, row in rows.iterrows():
             status = "ok" if row["n_ok"] == row["n_seeds"] else row["statuses"]
             vals = []
-            for _, metric, digits, interval in shown:
+            for _, metric, digits, interval, spec in shown:
                 text = _fmt(row.get(f"{metric}_mean"), digits)
+                if text and spec is not None and row["synthesizer"] in best[metric]:
+                    text = f"**{text}**"
                 if interval and text and _fmt(row.get(f"{metric}_ci_low"), digits):
                     text += f" [{_fmt(row[f'{metric}_ci_low'], digits)}, {_fmt(row[f'{metric}_ci_high'], digits)}]"
                 vals.append(text)

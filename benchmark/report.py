@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from benchmark.leaderboard import aggregate, provenance
+from benchmark.leaderboard import aggregate, arrow, best_synthesizers, provenance, references
 from benchmark.plots import cell_figures, study_figures
 from benchmark.results import StudyResults
 from contracts.io import write_text
@@ -44,7 +44,7 @@ div.scroll{overflow-x:auto;max-width:100%}
 table.sortable th{cursor:pointer}table.sortable th:after{content:" \\2195";color:#aaa;font-size:0.8em}
 td.text{text-align:left;white-space:normal;max-width:40em}
 tr.fail td{background:#fde2e2}tr.partial td{background:#fff4d6}tr.ref td{background:#fff0e0}
-span.FAIL{color:#b00;font-weight:bold}span.pass{color:#060}span.na{color:#777}
+td.best{font-weight:bold;background:#e3f5e3}span.FAIL{color:#b00;font-weight:bold}span.pass{color:#060}span.na{color:#777}
 img{max-width:100%;border:1px solid #eee;margin:0.3em 0}
 figure{margin:0.6em 0 1.2em}figcaption{font-size:0.85em;color:#555;max-width:70em}
 dt{font-weight:bold;margin-top:0.4em}details{margin:0.2em 0}details>summary{cursor:pointer}
@@ -93,7 +93,7 @@ _TIMINGS = (("fit s", "fit_seconds", 1), ("sample s", "sample_seconds", 1),
 
 def _columns(specs: list) -> list[tuple[str, str, int, tuple | None]]:
     """(header, metric, digits, interval): the registry's headline metrics, then timings and memory."""
-    return ([(sp.label, sp.name, sp.digits, sp.interval) for sp in specs if sp.headline]
+    return ([(f"{sp.label} {arrow(sp)}", sp.name, sp.digits, sp.interval) for sp in specs if sp.headline]
             + [(h, m, d, None) for h, m, d in _TIMINGS])
 
 
@@ -123,12 +123,13 @@ def _num(value: Any, digits: int) -> str:
     return "" if math.isnan(v) else f"{v:.{digits}f}"
 
 
-def _td_num(value: Any, digits: int, extra: str = "") -> str:
-    """A numeric cell: shown rounded, sorted by its full value (data-v)."""
+def _td_num(value: Any, digits: int, extra: str = "", best: bool = False) -> str:
+    """A numeric cell: shown rounded, sorted by its full value (data-v); `best`: marked the column's best."""
     v = _float(value)
     if math.isnan(v):
         return "<td></td>"
-    return f'<td data-v="{v!r}">{_e(f"{v:.{digits}f}" + extra)}</td>'
+    css = ' class="best" title="best of this column"' if best else ""
+    return f'<td data-v="{v!r}"{css}>{_e(f"{v:.{digits}f}" + extra)}</td>'
 
 
 def _td_text(text: Any, raw_html: str | None = None) -> str:
@@ -158,14 +159,18 @@ def _gate_summary(per_cell: pd.DataFrame | None, keys: list[str]) -> str:
 
 
 def _summary_html(summary: pd.DataFrame, dataset: str, cols: list, cells: pd.DataFrame,
-                  per_cell: pd.DataFrame | None) -> str:
+                  per_cell: pd.DataFrame | None, specs: list = ()) -> str:
     rows = []
-    for _, r in summary[summary["dataset"] == dataset].iterrows():
+    mine = summary[summary["dataset"] == dataset]
+    refs = references(cells)
+    best = {sp.name: best_synthesizers(mine, sp, refs) for sp in specs if sp.headline}
+    for _, r in mine.iterrows():
         css = "fail" if r["n_ok"] == 0 else "partial" if r["n_ok"] < r["n_seeds"] else ""
         tds = _td_text(r["synthesizer"]) + _td_text(r["statuses"])
         for _, metric, digits, interval in cols:
             low, high = _num(r.get(f"{metric}_ci_low"), digits), _num(r.get(f"{metric}_ci_high"), digits)
-            tds += _td_num(r.get(f"{metric}_mean"), digits, f" [{low}, {high}]" if interval and low else "")
+            tds += _td_num(r.get(f"{metric}_mean"), digits, f" [{low}, {high}]" if interval and low else "",
+                           best=r["synthesizer"] in best.get(metric, ()))
         keys = list(cells.loc[(cells["dataset"] == dataset) & (cells["synthesizer"] == r["synthesizer"]), "cell_id"])
         if per_cell is not None:
             tds += _td_text(_gate_summary(per_cell, keys))
@@ -330,9 +335,12 @@ def render_report(results: StudyResults, verdicts: pd.DataFrame | None = None, g
         "<details><summary><b>How to read the numbers</b></summary><dl>"
         + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in help_items) + "</dl></details>",
     ]
-    parts.append("<h2>Leaderboard (mean over ok seeds)</h2>")
+    parts += ["<h2>Leaderboard (mean over ok seeds)</h2>",
+              ("<p>In a header, ↓ means lower is better, ↑ higher is better, →x that x is ideal. The best mean "
+               "of each metric column of a dataset is in bold on green (ties all marked; the holdout reference "
+               "row is never marked).</p>")]
     for dataset in dict.fromkeys(cells["dataset"]) if len(cells) else []:
-        parts += [f"<h3>{_e(dataset)}</h3>", _summary_html(summary, dataset, cols, cells, per_cell)]
+        parts += [f"<h3>{_e(dataset)}</h3>", _summary_html(summary, dataset, cols, cells, per_cell, results.specs)]
     if len(cells):
         parts += ["<h2>Quality gates</h2>", _gates_html(verdicts, gates_source, per_cell)]
     if len(cells):

@@ -400,8 +400,12 @@ def do_track(study_dir: Path, uri: str, out: Path) -> int:
               file=sys.stderr)
         print(f"[holdbench] MLflow logging FAILED: {exc}", flush=True)
         return 1
+    from benchmark.tracking import resolve_uri, where_to_look
+
     write_json(out, {"uri": uri, **info})
     print(f"[holdbench] MLflow: logged {len(info.get('runs', {}))} cell runs of {study_dir.name} to {uri}")
+    for line in where_to_look(resolve_uri(uri), info["experiment_id"]):
+        print(f"[holdbench] MLflow: {line}", flush=True)
     return 0
 
 

@@ -35,6 +35,9 @@ from benchmark.results import Cell, StudyResults, load_results
 
 DEFAULT_URI = "sqlite:///results/mlflow.db"
 CELL_TAG = "holdbench.cell_id"
+#: the tag holding a cell's overall verdict on the default gates (conf/gates/default.yaml): pass, FAIL or
+#: n/a; each target's verdict is the tag `gate.<target>`
+GATES_TAG = "gates"
 #: MLflow's runs table draws FAILED and KILLED with the same red cross; SCHEDULED gets a clock, so a
 #: skipped cell (never run: a dependency is missing) is not mistaken for a failure. ok: FINISHED.
 RUN_STATUS = {"ok": "FINISHED", "skipped": "SCHEDULED"}  # everything else: FAILED
@@ -119,7 +122,9 @@ def cell_payload(cell: Cell) -> tuple[dict[str, str], dict[str, float], dict[str
     params = {_key(k): v[:MAX_PARAM_VALUE] for k, v in params.items()}
     metrics: dict[str, float] = {}
     tags = {"status": st["status"], "reason": st["reason"][:REASON_CHARS], "cell_id": cell.cell_id,
-            CELL_TAG: cell.cell_id, "stage": _text(st.get("stage") or "")}
+            CELL_TAG: cell.cell_id, "stage": _text(st.get("stage") or ""),
+            # also as tags, like status: the runs table's filter and column picker read them alike
+            "dataset": cell.dataset, "synthesizer": cell.synthesizer, "seed": str(cell.seed)}
     for key, value in cell.metrics.items():
         number = _finite(value)
         if number is not None:
@@ -177,6 +182,15 @@ _EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
 def ui_url(experiment_id: str, server: str = "http://127.0.0.1:5000") -> str:
     """The address that opens a study's runs table with its headline metrics (see view_state)."""
     return server.rstrip("/") + UI_PATH.format(experiment_id=experiment_id)
+
+
+def where_to_look(uri: str, experiment_id: str) -> list[str]:
+    """The lines telling a user how to open a study's runs table: the address itself for an MLflow
+    server, else the `mlflow ui` command serving the store and the address it will answer on."""
+    if uri.startswith(("http://", "https://")):
+        return [f"open {ui_url(experiment_id, uri)}"]
+    return [f"start the UI:  mlflow ui --backend-store-uri {uri} --host 127.0.0.1 --port 5000",
+            f"then open:     {ui_url(experiment_id)}"]
 
 
 def view_state(specs: list) -> dict[str, Any]:
@@ -247,8 +261,10 @@ def _batches(items: list[Any], size: int = BATCH) -> Iterator[list[Any]]:
 
 def _sync_run(client: Any, experiment_id: str, existing: Any, run_name: str, params: dict[str, str],
               metrics: dict[str, float], tags: dict[str, str], artifacts: list[tuple[Path, str | None]],
-              run_status: str) -> str:
-    """Create or update one run so that it shows exactly this payload; returns its run id."""
+              run_status: str, wall_seconds: float | None = None) -> str:
+    """Create or update one run so that it shows exactly this payload; returns its run id.
+    A new run of a cell starts `wall_seconds` before it ends, so MLflow's Duration column shows the
+    cell's own wall time (generate + evaluate), not the time it took to log it."""
     from mlflow.entities import Metric, Param, RunTag
 
     reusable = (existing is not None and existing.data.params == params
@@ -259,7 +275,10 @@ def _sync_run(client: Any, experiment_id: str, existing: Any, run_name: str, par
     if reusable:
         run_id = existing.info.run_id
     else:
-        run = client.create_run(experiment_id, tags={CELL_TAG: tags[CELL_TAG]}, run_name=run_name)
+        created = int(time.time() * 1000)
+        start = created - round(wall_seconds * 1000) if wall_seconds is not None else None
+        run = client.create_run(experiment_id, start_time=start, tags={CELL_TAG: tags[CELL_TAG]},
+                                run_name=run_name)
         run_id = run.info.run_id
         for chunk in _batches([Param(k, v) for k, v in sorted(params.items())]):
             client.log_batch(run_id, params=chunk, synchronous=True)
@@ -269,14 +288,17 @@ def _sync_run(client: Any, experiment_id: str, existing: Any, run_name: str, par
     new_metrics = [Metric(k, v, now, 0) for k, v in sorted(metrics.items()) if old_metrics.get(k) != v]
     for chunk in _batches(new_metrics, 1000):
         client.log_batch(run_id, metrics=chunk, synchronous=True)
-    tags = {k: v[:MAX_TAG_VALUE] for k, v in tags.items()}
+    # the name as a tag too: a reused run takes the current spelling of its name
+    tags = {k: v[:MAX_TAG_VALUE] for k, v in {**tags, "mlflow.runName": run_name}.items()}
     for chunk in _batches([RunTag(k, v) for k, v in sorted(tags.items()) if old_tags.get(k) != v]):
         client.log_batch(run_id, tags=chunk, synchronous=True)
     for path, artifact_path in artifacts:
         if path.is_file():
             client.log_artifact(run_id, str(path), artifact_path)
-    # a reused run keeps its end time, so MLflow's Duration column stays the logging time of the run
+    # a reused run keeps its start and end time: its Duration stays the cell's wall time when first logged
     end_time = existing.info.end_time if reusable and existing.info.end_time else None
+    if end_time is None and not reusable and wall_seconds is not None:
+        end_time = created
     client.set_terminated(run_id, run_status, end_time=end_time)
     return run_id
 
@@ -290,18 +312,39 @@ def _study_payload(study: dict[str, Any], cells: list[Cell]) -> tuple[dict, dict
     return params, metrics, tags
 
 
+def gate_tags(results: StudyResults) -> dict[str, dict[str, str]]:
+    """{cell_id: tags} of each cell's verdicts on conf/gates/default.yaml (as the report shows them and
+    `holdbench check <study>` prints them): GATES_TAG the cell's overall verdict, `gate.<target>` each
+    target's; none when those gates do not apply to the study (the report says why)."""
+    from benchmark.gates import cell_verdicts
+    from benchmark.report import default_verdicts
+
+    table, _ = default_verdicts(results)
+    if table is None:
+        return {}
+    out: dict[str, dict[str, str]] = {}
+    for _, row in table.iterrows():
+        out.setdefault(row["cell_id"], {})[_key(f"gate.{row['target']}")] = str(row["verdict"])
+    for _, row in cell_verdicts(table).iterrows():
+        out.setdefault(row["cell_id"], {})[GATES_TAG] = str(row["verdict"])
+    return out
+
+
 def _log_all(client: Any, uri: str, results: StudyResults) -> dict[str, Any]:
     study, cells, lay = results.study, results.cells, results.layout
+    verdict_tags = gate_tags(results)
     experiment_id = _experiment(client, str(study["name"]), uri, results.specs)
     existing = _existing_runs(client, experiment_id)
     runs: dict[str, str] = {}
     for cell in cells:
         params, metrics, tags = cell_payload(cell)
+        tags.update(verdict_tags.get(cell.cell_id, {}))
         files = [cell.path / name for name in CELL_FILES]
         files += sorted(cell.path.glob("*.csv")) + sorted(cell.path.glob("*.png"))
         runs[cell.cell_id] = _sync_run(
             client, experiment_id, existing.get(cell.cell_id), run_name(cell.dataset, cell.seed, cell.synthesizer),
-            params, metrics, tags, [(f, None) for f in files], RUN_STATUS.get(cell.status["status"], "FAILED"))
+            params, metrics, tags, [(f, None) for f in files], RUN_STATUS.get(cell.status["status"], "FAILED"),
+            wall_seconds=_finite(cell.status.get("wall_seconds")))
     params, metrics, tags = _study_payload(study, cells)
     files = [lay.leaderboard_csv, lay.leaderboard_summary, lay.leaderboard_md, lay.report, lay.study_json]
     artifacts = [(f, None) for f in files] + [(p, "plots") for p in sorted(lay.plots_dir.glob("*.png"))]

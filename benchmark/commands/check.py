@@ -19,8 +19,6 @@ from pathlib import Path
 
 import pandas as pd
 
-_CELL = re.compile(r"^([^/]+)/([^/]+)/(?:seed)?(\d+)$")
-
 
 def register(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
@@ -63,24 +61,97 @@ def _study_dir(name: str) -> Path:
     return layout.root
 
 
+_SEED = re.compile(r"^(?:seed)?(\d+)$")
+
+
+def cell_key(text: str, study: str, have) -> tuple[str, str, int] | None:
+    """(dataset, synthesizer, seed) of the cell `text` names, in any of its spellings: the canonical
+    DATASET/seedK/SYNTHESIZER (its directory under results/<study>/, the name in the run's progress
+    lines), with or without the study in front (the report's and status.json's cell id), and
+    DATASET/SYNTHESIZER/seedK or DATASET/SYNTHESIZER/K (MLflow's run name, older examples).
+    None when no cell of `have` (keys (dataset, synthesizer, seed)) has that name."""
+    parts = text.strip().strip("/").split("/")
+    if len(parts) == 4 and parts[0] == study:
+        parts = parts[1:]
+    if len(parts) != 3:
+        return None
+    dataset, a, b = parts
+    for seed_part, synth in ((a, b), (b, a)):
+        m = _SEED.match(seed_part)
+        if m and (dataset, synth, int(m.group(1))) in have:
+            return dataset, synth, int(m.group(1))
+    return None
+
+
+def canonical(dataset: str, synthesizer: str, seed: int) -> str:
+    """A cell's canonical name within its study: DATASET/seedK/SYNTHESIZER."""
+    return f"{dataset}/seed{seed}/{synthesizer}"
+
+
+def _example(have) -> str:
+    return canonical(*next(iter(have))) if have else "adult/seed0/ctgan"
+
+
 def _select(results, wanted: list[str]):
     """StudyResults restricted to the --cell selection (all cells when none is given)."""
     if not wanted:
         return results
     from dataclasses import replace
 
-    keys = []
-    for text in wanted:
-        m = _CELL.match(text)
-        if not m:
-            raise ValueError(f"--cell {text!r}: expected DATASET/SYNTHESIZER/SEED, e.g. adult/ctgan/0")
-        keys.append((m.group(1), m.group(2), int(m.group(3))))
     have = {(c.dataset, c.synthesizer, c.seed): c for c in results.cells}
-    missing = [f"{d}/{s}/{k}" for d, s, k in keys if (d, s, k) not in have]
+    keys, missing = [], []
+    for text in wanted:
+        key = cell_key(text, results.name, have)
+        if key is None:
+            missing.append(text)
+        else:
+            keys.append(key)
     if missing:
-        raise ValueError(f"--cell: no cell {', '.join(missing)} in study {results.name!r}")
+        raise ValueError(f"--cell: no cell {', '.join(missing)} in study {results.name!r} (a cell is named "
+                         f"DATASET/seedK/SYNTHESIZER, its directory under results/{results.name}/, e.g. "
+                         f"{_example(have)}; DATASET/SYNTHESIZER/K and DATASET/SYNTHESIZER/seedK work too)")
     cells = [have[k] for k in dict.fromkeys(keys)]
     return replace(results, cells=cells)
+
+
+#: the reason benchmark.results gives a cell directory without status.json: its run was stopped
+_NO_STATUS = "status.json missing"
+
+
+def unfinished_cells(results) -> tuple[list, list[str]]:
+    """(the interrupted cells: a directory without status.json, the canonical names of the cells
+    study.json declares that have no directory: never run)."""
+    interrupted = [c for c in results.cells if c.status.get("status") == "error"
+                   and c.status.get("reason") == _NO_STATUS]
+    have = {(c.dataset, c.synthesizer, c.seed) for c in results.cells}
+    study = results.study
+    never = [canonical(d, s, int(k)) for d in study.get("datasets") or [] for s in study.get("synthesizers") or []
+             for k in study.get("seeds") or [] if (d, s, int(k)) not in have]
+    return interrupted, never
+
+
+def _unfinished(results, selected: bool):
+    """(results without the interrupted cells, the lines naming them and the cells that never ran).
+
+    An interrupted cell (a directory without status.json: its job was stopped) and a never-run cell
+    (declared by study.json, no directory) are not failures of the synthesizer: they are left out of
+    the verdicts and named, with the command that finishes them."""
+    from dataclasses import replace
+
+    interrupted, never = unfinished_cells(results)
+    if selected:
+        never = []
+    lines = []
+    if interrupted:
+        lines.append(f"{len(interrupted)} cell(s) interrupted (stopped before they finished; not judged): "
+                     + ", ".join(canonical(c.dataset, c.synthesizer, c.seed) for c in interrupted))
+    if never:
+        lines.append(f"{len(never)} cell(s) never ran: " + ", ".join(never[:20]) + (" ..." if len(never) > 20 else ""))
+    if lines:
+        lines.append(f"finish them with the same command: holdbench run {results.name}")
+    gone = {id(c) for c in interrupted}
+    kept = [c for c in results.cells if id(c) not in gone]
+    return replace(results, cells=kept), ["", *lines] if lines else []
 
 
 def _file_results(args: argparse.Namespace, gates):
@@ -163,12 +234,14 @@ def run(args: argparse.Namespace) -> int:
 
     check_out(args.out, [p for p in (args.train, args.holdout, args.synthetic) if p], what="CSV file")
     gates = load_gates(args.gates)  # schema errors first, before any (slow) evaluation
+    unfinished: list[str] = []
     if file_mode:
         results = _file_results(args, gates)
     else:
         from benchmark.results import load_results
 
         results = _select(load_results(_study_dir(args.study)), args.cell)
+        results, unfinished = _unfinished(results, bool(args.cell))
     table = verdicts(results, gates)
     print(f"holdbench check: {gates.source} on {len(results.cells)} cell(s) of {results.name}")
     print(render(table))
@@ -183,6 +256,11 @@ def run(args: argparse.Namespace) -> int:
     failed = int((judged["verdict"] == FAIL).sum()) + (unjudged if args.strict else 0)
     print(f"\n{len(per_cell)} cell(s): {counts[PASS]} pass, {counts[FAIL]} FAIL, {counts[NA]} n/a"
           + (f"; {unjudged} target(s) n/a count as failures (--strict)" if args.strict and unjudged else ""))
+    for line in unfinished:
+        print(line)
+    if unfinished and args.strict:
+        failed += 1
+        print("unfinished cells count as failures (--strict)")
     if failed:
         print("quality gates FAILED", file=sys.stderr)
         return 1

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
+import time
 from pathlib import Path
 
 from contracts.io import read_table, write_json
@@ -96,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
              "quasi_identifiers": tuple(schema.quasi_identifiers)}
     if args.target:
         roles["target"] = args.target
+    for family in families:
+        _announce(family)
     res = evaluate(train, holdout, synthetic, schema.kinds, families=families, holdout_row=args.holdout_row,
                    n_jobs=int(cfg.get("n_jobs", 1)), seed=int(cfg.get("seed", 0)), on_error="na", **roles)
     out = res.to_dict()
@@ -108,6 +112,25 @@ def run(args: argparse.Namespace) -> int:
         write_json(args.out, out)
         print(f"\nwrote {args.out}")
     return 0
+
+
+def _announce(family) -> None:
+    """Make `family.compute` say on stderr which family is being computed and how long it took:
+    `[holdbench] utility ... 12.3 s` (the name first, the time appended when it is done)."""
+    compute = family.compute
+
+    def timed(data):
+        print(f"[holdbench] {family.name} ...", end="", file=sys.stderr, flush=True)
+        t0 = time.perf_counter()
+        try:
+            result = compute(data)
+        except BaseException:
+            print(f" failed after {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+            raise
+        print(f" {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+        return result
+
+    family.compute = timed
 
 
 def check_out(out: str | None, inputs: list[str], what: str = "JSON file") -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -157,7 +158,97 @@ def _check_overrides_disjoint(overrides: list[str]) -> None:
 def _run(args) -> int:
     cmd = snakemake_command(args)
     print("$ " + shlex.join(cmd), flush=True)
-    return subprocess.call(cmd)
+    if args.dry_run:
+        return subprocess.call(cmd)
+    study = next(p.split("=", 1)[1] for p in reversed(cmd) if p.startswith("study="))
+    again = "holdbench " + shlex.join(getattr(args, "argv", None) or sys.argv[1:])
+    # Snakemake in a process group of its own: a Ctrl-C reaches holdbench only, which passes it on
+    # once to Snakemake and every job it started (as Snakemake expects a Ctrl-C: it cancels the jobs;
+    # its SIGTERM would wait for the running jobs to finish, hours for a long fit)
+    proc = subprocess.Popen(cmd, start_new_session=True)  # its own process group (Python 3.10 has no process_group=)
+    stopped: list[str] = []
+
+    def stop(signum, frame):
+        stopped.append(signal.Signals(signum).name)
+        try:
+            os.killpg(proc.pid, signal.SIGINT if len(stopped) == 1 else signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        code = proc.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    results_dir = _results_dir(study)
+    if stopped:
+        print(stop_line(results_dir, stopped[0], again), file=sys.stderr, flush=True)
+        return 130 if stopped[0] == "SIGINT" else 143
+    if results_dir is not None:
+        print("\n".join(closing_summary(results_dir)), flush=True)
+    return code
+
+
+def _results_dir(study: str) -> Path | None:
+    from benchmark.workflow import results_root
+
+    d = results_root({}) / study
+    return d if (d / "study.json").exists() else None
+
+
+def stop_line(study_dir: Path | None, signame: str, again: str) -> str:
+    """The one line printed when a run is stopped: what finished, what was interrupted, how to resume."""
+    if study_dir is None:
+        return f"[holdbench] stopped ({signame}) before any cell ran; resume with the same command: {again}"
+    from benchmark.commands.check import canonical, unfinished_cells
+    from benchmark.results import load_results
+
+    results = load_results(study_dir)
+    interrupted, never = unfinished_cells(results)
+    done = len(results.cells) - len(interrupted)
+    names = ", ".join(canonical(c.dataset, c.synthesizer, c.seed) for c in interrupted) or "none"
+    return (f"[holdbench] stopped ({signame}): {done} cell(s) finished, {len(interrupted)} interrupted ({names}), "
+            f"{len(never)} not started; resume with the same command: {again}")
+
+
+def closing_summary(study_dir: Path, slowest: int = 3) -> list[str]:
+    """The lines closing a run: cells by status, where the report is, the slowest cells, what was
+    skipped or failed and why."""
+    from benchmark.commands.check import canonical, unfinished_cells
+    from benchmark.results import load_results
+
+    results = load_results(study_dir)
+    lay = results.layout
+    interrupted, never = unfinished_cells(results)
+    stopped = {id(c) for c in interrupted}
+    counts: dict[str, int] = {}
+    for c in results.cells:
+        state = "interrupted" if id(c) in stopped else str(c.status.get("status"))
+        counts[state] = counts.get(state, 0) + 1
+    if never:
+        counts["not run"] = len(never)
+    total = len(results.cells) + len(never)
+    lines = ["", f"[holdbench] {results.name}: {total} cell(s): "
+             + ", ".join(f"{n} {state}" for state, n in counts.items())]
+    lines.append(f"[holdbench] report: {lay.report}" if lay.report.exists() else
+                 "[holdbench] no report yet (it is written once every cell has run)")
+    timed = [(c.status["wall_seconds"], c) for c in results.cells
+             if isinstance(c.status.get("wall_seconds"), (int, float))]
+    if timed:
+        top = sorted(timed, key=lambda t: -t[0])[:slowest]
+        lines.append("[holdbench] slowest: " + ", ".join(
+            f"{canonical(c.dataset, c.synthesizer, c.seed)} {w:.1f} s" for w, c in top))
+    for c in results.cells:
+        state = c.status.get("status")
+        if state != "ok" and id(c) not in stopped:
+            where = f" ({c.status['stage']})" if c.status.get("stage") else ""
+            lines.append(f"[holdbench] {state}{where} {canonical(c.dataset, c.synthesizer, c.seed)}: "
+                         f"{c.status.get('reason') or 'no reason recorded'}")
+    if interrupted or never:
+        lines.append(f"[holdbench] {len(interrupted) + len(never)} cell(s) unfinished; `holdbench check "
+                     f"{results.name}` lists them, the same run command finishes them")
+    return lines
 
 
 def _validate(args) -> int:
