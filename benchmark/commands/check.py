@@ -213,7 +213,7 @@ def render(table: pd.DataFrame) -> str:
     """The verdict table as fixed-width text: cell, target, value, threshold, verdict, detail."""
     rows = [("cell", "target", "value", "threshold", "verdict", "detail")]
     for _, r in table.iterrows():
-        rows.append((f"{r['dataset']}/{r['synthesizer']}/seed{r['seed']}", str(r["target"]), _fmt(r["value"], not math.isnan(r["pvalue"])),
+        rows.append((canonical(r["dataset"], r["synthesizer"], r["seed"]), str(r["target"]), _fmt(r["value"], not math.isnan(r["pvalue"])),
                      str(r["threshold"]), str(r["verdict"]), str(r["detail"])))
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:5], widths)) + "  " + row[5] for row in rows]

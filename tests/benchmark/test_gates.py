@@ -171,7 +171,7 @@ def test_check_exit_codes_on_passing_and_failing_cells(study, tmp_path, capsys):
     gates = _write(tmp_path, "targets:\n  dcr: {test: dcr}\n  fid: {metric: F2_ratio, max: 2.5}\n")
     assert main(["check", str(study.path), "--gates", str(gates), "--cell", "alpha/gauss/0"]) == 0
     out = capsys.readouterr().out
-    rows = [line for line in out.splitlines() if line.startswith("alpha/gauss/seed0")]
+    rows = [line for line in out.splitlines() if line.startswith("alpha/seed0/gauss")]
     assert len(rows) == 2 and all(" pass " in r for r in rows)
     assert "1 cell(s): 1 pass, 0 FAIL, 0 n/a" in out
     assert main(["check", str(study.path), "--gates", str(gates), "--cell", "alpha/ctgan/seed0",
@@ -214,4 +214,4 @@ def test_check_on_three_files(tmp_path, capsys):
     assert main([*base, "--synthetic", str(tmp_path / "fresh.csv"), *skip]) == 0
     assert main([*base, "--synthetic", str(tmp_path / "copy.csv"), *skip]) == 1
     out = capsys.readouterr().out
-    assert "files/copy.csv/seed0" in out and "FAIL" in out
+    assert "files/seed0/copy.csv" in out and "FAIL" in out

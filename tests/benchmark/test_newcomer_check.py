@@ -28,7 +28,7 @@ def test_interrupted_and_never_run_cells_are_named_not_failed(stopped, capsys):
     assert f"1 cell(s) interrupted (stopped before they finished; not judged): {d1}/seed{k1}/{s1}" in out
     assert f"1 cell(s) never ran: {d2}/seed{k2}/{s2}" in out
     assert "holdbench run stopped" in out
-    verdict_rows = [ln for ln in out.splitlines() if ln.startswith(f"{d1}/{s1}/seed{k1} ")]
+    verdict_rows = [ln for ln in out.splitlines() if ln.startswith(f"{d1}/seed{k1}/{s1} ")]
     assert verdict_rows == []
 
 
@@ -45,7 +45,7 @@ def test_cell_accepts_every_spelling(study, spelling, capsys):
     main(["check", str(study.path), "--cell", name])
     out = capsys.readouterr().out
     assert "on 1 cell(s)" in out
-    assert f"{d}/{s}/seed{k}" in out
+    assert f"{d}/seed{k}/{s}" in out
 
 
 def test_unknown_cell_answers_with_the_canonical_spelling(study, capsys):
