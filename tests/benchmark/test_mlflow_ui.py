@@ -73,11 +73,11 @@ def server(study_factory, tmp_path_factory):
         log.close()
 
 
-def _chromium(url: str, tmp, *, screenshot=None) -> str:
+def _chromium(url: str, tmp, *, screenshot=None, budget_ms: int = 20000) -> str:
     """The page's DOM after its scripts ran (or a screenshot): headless, a fresh profile, bounded."""
     args = [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
             f"--user-data-dir={tmp / 'chromium-profile'}",
-            "--window-size=1800,900", "--virtual-time-budget=20000"]
+            "--window-size=1800,900", f"--virtual-time-budget={budget_ms}"]
     args += [f"--screenshot={screenshot}"] if screenshot else ["--dump-dom"]
     res = subprocess.run([*args, url], capture_output=True, text=True, timeout=PAGE_S, check=False)
     return res.stdout
@@ -85,8 +85,16 @@ def _chromium(url: str, tmp, *, screenshot=None) -> str:
 
 @pytest.fixture(scope="module")
 def runs_page(server):
+    """The runs table's DOM. On a loaded machine the page's scripts may not have drawn the table
+    when Chromium's virtual-time budget runs out: the dump is taken again with a larger budget
+    (at most three tries) until the table is there; what the tests assert about it is unchanged."""
     base, info, _, tmp = server
-    return _chromium(base + info["ui_path"], tmp)
+    page = ""
+    for budget_ms in (20000, 60000, 120000):
+        page = _chromium(base + info["ui_path"], tmp, budget_ms=budget_ms)
+        if 'row-id="' in page and 'col-id="runDateAndNestInfo"' in page:
+            break
+    return page
 
 
 def test_documented_address_lands_on_runs_table_with_headline_metrics(runs_page, server):
