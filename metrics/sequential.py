@@ -17,8 +17,9 @@ subject) and an event table (key + event columns; a subject's events are its row
   vector per subject (attributes, length, the columns of its first m events, missing past its end)
   fed to the flat DCR-share code (metrics.privacy, SPEC §4), and the identical match share.
 
-`d22_tables` and `subject_vectors` return the flat tables and their kinds, so any flat family (NNDR,
-Bale & Quick, the attack panel) can be run on them through metrics.registry.EvalData.
+`d22_tables` and `subject_vectors` return the flat tables and their kinds; `subject_privacy` runs
+flat families (by default the extended privacy panel with NNDR and IMS, Bale & Quick's legal criteria
+and the membership-inference panel) on the subject vectors through metrics.evaluate, unchanged.
 """
 
 from __future__ import annotations
@@ -32,9 +33,11 @@ import numpy as np
 import pandas as pd
 
 from metrics._discretise import Discretiser
+from metrics.evaluate import evaluate
 from metrics.fidelity import BUCKET_CAPS, FidelityModel
 from metrics.privacy import distance_data, holdout_distances, privacy
-from metrics.registry import artifact, metric
+from metrics.registry import MetricFamily, artifact, metric
+from metrics.result import EvaluationResult
 
 Tables = tuple[pd.DataFrame, pd.DataFrame]
 LENGTH = "n_events"
@@ -129,6 +132,24 @@ def subject_vectors(train: Tables, holdout: Tables, synthetic: Tables, layout: S
     m = layout.n_events_privacy
     tables = [_vectors(_Arranged(x, layout, src), m) for x, src in ((train, "T"), (holdout, "H"), (synthetic, "S"))]
     return (*tables, _kinds(layout, [f"#{i + 1}" for i in range(m)]))
+
+
+def subject_privacy(train: Tables, holdout: Tables, synthetic: Tables, layout: SequentialLayout, *,
+                    families: Sequence[MetricFamily] | None = None, seed: int = 0, holdout_row: bool = False,
+                    n_jobs: int = 1) -> EvaluationResult:
+    """Flat privacy families on one vector per subject (`subject_vectors`), exactly as on a flat table:
+    `families` default to the extended panel (IMS, DCR/NNDR percentiles vs H, Gower DCR share), Bale &
+    Quick's legal criteria and the membership-inference panel (members = T's subjects, non-members =
+    H's). holdout_row: S is H (the reference row)."""
+    if families is None:
+        from metrics.attacks import MembershipInference
+        from metrics.legal import LegalCriteria
+        from metrics.panel import PrivacyPanel
+
+        families = [PrivacyPanel(), LegalCriteria(), MembershipInference()]
+    vt, vh, vs, kinds = subject_vectors(train, holdout, synthetic, layout)
+    return evaluate(vt, vh, None if holdout_row else vs, kinds, families=families, holdout_row=holdout_row,
+                    n_jobs=n_jobs, seed=seed)
 
 
 def tvd_counts(a: np.ndarray, b: np.ndarray) -> float:

@@ -51,7 +51,7 @@ from synthesizers.base import FitContext, Synthesizer
 
 
 @dataclass
-class _Encoded:
+class EncodedColumn:
     """A column of T as the trees see it: integer codes with levels, or floats with NaN."""
 
     name: str
@@ -75,7 +75,7 @@ class _Fitted:
 
 
 @dataclass
-class _ColumnModel:
+class ColumnModel:
     """How one column (after the first) is synthesised from the columns visited before it."""
 
     name: str
@@ -113,10 +113,10 @@ class CART(Synthesizer):
         self._seed = int(ctx.seed) % 2**32
         train = ctx.schema.coerce(train, "cart: training data")
         order = self.visit_order(ctx.schema)
-        cols = {c.name: _encode(train[c.name], c) for c in ctx.schema.columns}
+        cols = {c.name: encode_column(train[c.name], c) for c in ctx.schema.columns}
         self._levels = {name: col.levels for name, col in cols.items()}
         self._first = cols[order[0]]
-        self._models = [self._fit_column(cols[name], [cols[p] for p in order[:i]])
+        self._models = [self.fit_column(cols[name], [cols[p] for p in order[:i]])
                         for i, name in enumerate(order) if i > 0]
 
     def sample(self, n: int, seed: int) -> pd.DataFrame:
@@ -124,7 +124,7 @@ class CART(Synthesizer):
         first = self._first.values
         synthetic = {self._first.name: first[rng.integers(0, len(first), n)]}
         for col in self._models:
-            synthetic[col.name] = _draw_column(col, [synthetic[p] for p in col.predictors], n, rng)
+            synthetic[col.name] = draw_column(col, [synthetic[p] for p in col.predictors], n, rng)
         out = {}
         for name in self._schema.names:
             levels = self._levels[name]
@@ -146,11 +146,13 @@ class CART(Synthesizer):
             )
         return list(seq)
 
-    def _fit_column(self, target: _Encoded, predictors: list[_Encoded]) -> _ColumnModel:
+    def fit_column(self, target: EncodedColumn, predictors: list[EncodedColumn]) -> ColumnModel:
+        """The model of one column given the columns before it (also used by synthesizers.sequential's
+        ar_cart, which fits events on subject attributes and earlier events)."""
         names = [p.name for p in predictors]
         if target.categorical:
             value = self._fit_tree(target.values, len(target.levels), predictors, None)
-            return _ColumnModel(target.name, True, names, None, value)
+            return ColumnModel(target.name, True, names, None, value)
         absent = np.isnan(target.values)
         present = ~absent
         missing = None
@@ -159,9 +161,9 @@ class CART(Synthesizer):
         value = None
         if present.any():
             value = self._fit_tree(target.values[present], None, predictors, present)
-        return _ColumnModel(target.name, False, names, missing, value)
+        return ColumnModel(target.name, False, names, missing, value)
 
-    def _fit_tree(self, y: np.ndarray, n_classes: int | None, predictors: list[_Encoded],
+    def _fit_tree(self, y: np.ndarray, n_classes: int | None, predictors: list[EncodedColumn],
                   rows: np.ndarray | None) -> _Fitted:
         values = [p.values if rows is None else p.values[rows] for p in predictors]
         rank_maps = [
@@ -176,16 +178,16 @@ class CART(Synthesizer):
         return _Fitted(rank_maps, model)
 
 
-def _encode(series: pd.Series, column: Column) -> _Encoded:
+def encode_column(series: pd.Series, column: Column) -> EncodedColumn:
     """Codes over sorted levels (missing: one extra level) for str columns, else floats."""
     if column.dtype != "str":
-        return _Encoded(column.name, series.astype("Float64").to_numpy(dtype=float, na_value=np.nan))
+        return EncodedColumn(column.name, series.astype("Float64").to_numpy(dtype=float, na_value=np.nan))
     codes, uniques = pd.factorize(series.astype(object), sort=True)
     levels = np.asarray(uniques, dtype=object)
     if (codes < 0).any():
         codes = np.where(codes < 0, len(levels), codes)
         levels = np.append(levels, np.array([np.nan], dtype=object))
-    return _Encoded(column.name, codes.astype(np.int64), levels)
+    return EncodedColumn(column.name, codes.astype(np.int64), levels)
 
 
 def _design(values: list[np.ndarray], rank_maps: list[np.ndarray | None]) -> np.ndarray:
@@ -193,7 +195,7 @@ def _design(values: list[np.ndarray], rank_maps: list[np.ndarray | None]) -> np.
     return np.column_stack([v if r is None else r[v] for v, r in zip(values, rank_maps)]).astype(float)
 
 
-def _draw_column(col: _ColumnModel, predictors: list[np.ndarray], n: int,
+def draw_column(col: ColumnModel, predictors: list[np.ndarray], n: int,
                  rng: np.random.Generator) -> np.ndarray:
     if col.categorical:
         return col.value.draw(predictors, rng)

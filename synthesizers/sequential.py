@@ -34,7 +34,7 @@ import pandas as pd
 from contracts.schema import Column, Schema
 from synthesizers._seeding import check_seed, derive_seed
 from synthesizers.base import FitContext
-from synthesizers.cart import CART, _ColumnModel, _draw_column, _encode, _Encoded
+from synthesizers.cart import CART, ColumnModel, EncodedColumn, draw_column, encode_column
 from synthesizers.flip import Flip
 
 #: the sequence-length column ar_cart appends to the subject table (not a name a dataset may use)
@@ -234,25 +234,25 @@ class ARCart(SequentialSynthesizer):
                                       (*ctx.subject_schema.columns, Column(LENGTH, "numeric", "int", "numeric")))
         self._subjects = CART(**self._options)
         self._subjects.fit(t.attrs.assign(**{LENGTH: t.lengths}), FitContext(self._subject_schema, seed, ctx.dataset))
-        attrs = [_encode(t.attrs[c.name], c) for c in ctx.subject_schema.columns]
+        attrs = [encode_column(t.attrs[c.name], c) for c in ctx.subject_schema.columns]
         self._attr_levels = [a.levels for a in attrs]
-        self._event_enc = [_encode(t.events[c.name], c) for c in ctx.event_schema.columns]
+        self._event_enc = [encode_column(t.events[c.name], c) for c in ctx.event_schema.columns]
         self._max_len = int(t.lengths.max(initial=0))
-        self._models: list[_ColumnModel] = []
+        self._models: list[ColumnModel] = []
         if len(t.events) == 0:
             return
         s = t.subject_of_event
         position = np.arange(len(t.events)) - t.starts[s]
         first = position == 0
-        context = [_Encoded(a.name, a.values[s], a.levels) for a in attrs]
-        context.append(_Encoded("__position__", position.astype(float)))
+        context = [EncodedColumn(a.name, a.values[s], a.levels) for a in attrs]
+        context.append(EncodedColumn("__position__", position.astype(float)))
         for e in self._event_enc:
             prev = np.roll(e.values, 1)
             context.append(_previous(e, prev, first))
         trees = CART(**self._options)
         trees._seed = seed % 2**32  # the tree builder of cart.CART, used column by column below
         for j, e in enumerate(self._event_enc):
-            self._models.append(trees._fit_column(e, context + self._event_enc[:j]))
+            self._models.append(trees.fit_column(e, context + self._event_enc[:j]))
 
     def sample(self, n_subjects: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
         if not hasattr(self, "_subjects"):
@@ -271,7 +271,7 @@ class ARCart(SequentialSynthesizer):
             context = [a[active] for a in attrs] + [np.full(len(active), float(pos))] + [p[active] for p in prev]
             current: list[np.ndarray] = []
             for model in self._models:
-                current.append(_draw_column(model, context + current, len(active), rng))
+                current.append(draw_column(model, context + current, len(active), rng))
             for j, values in enumerate(current):
                 drawn[j].append(values)
                 prev[j][active] = values
@@ -289,13 +289,13 @@ class ARCart(SequentialSynthesizer):
                 pd.concat([pd.DataFrame({key: np.sort(who)}), events], axis=1))
 
 
-def _previous(e: _Encoded, prev: np.ndarray, first: np.ndarray) -> _Encoded:
+def _previous(e: EncodedColumn, prev: np.ndarray, first: np.ndarray) -> EncodedColumn:
     """The previous event's value of column e as a predictor: a 'start' level (categorical) or a
     missing number at a sequence's first event."""
     if e.categorical:
         levels = np.append(e.levels, np.array(["__start__"], dtype=object))
-        return _Encoded(f"prev:{e.name}", np.where(first, len(e.levels), prev).astype(np.int64), levels)
-    return _Encoded(f"prev:{e.name}", np.where(first, np.nan, prev).astype(float))
+        return EncodedColumn(f"prev:{e.name}", np.where(first, len(e.levels), prev).astype(np.int64), levels)
+    return EncodedColumn(f"prev:{e.name}", np.where(first, np.nan, prev).astype(float))
 
 
 def _codes(values: pd.Series, levels: np.ndarray | None) -> np.ndarray:

@@ -16,9 +16,12 @@ process (VmHWM: interpreter, tables and the family). The base code runs from a g
 is, uncommitted changes included. Targets (issue 21): the families together <= 60 s CPU on adult,
 <= 120 s on credit-default, peak <= 3 GB.
 
-Usage: python tests/perf/bench_panel.py [--base-rev HEAD~1] [--all] [--quick] [--families a,b]
+Usage: python tests/perf/bench_panel.py [--base-rev HEAD~1|none] [--all] [--quick] [--families a,b]
+                                        [--synthetic NAME]
   default datasets adult and credit-default; --all adds bank-marketing and online-shoppers;
-  --quick runs adult only. HEAD~1 moves with every commit: name the revision of the code to
+  --quick runs adult only; --synthetic flip50 evaluates <ds>_flip50 instead of synthpop (flip50
+  on credit-default is the hard case: S almost separable from T, the pMSE fit runs to its
+  iteration cap); --base-rev none measures the working tree only. HEAD~1 moves with every commit: name the revision of the code to
   compare with (e.g. the commit before a round of changes) when HEAD has moved on.
 """
 
@@ -187,6 +190,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="adult only")
     ap.add_argument("--families", help=f"comma-separated subset of {','.join(FAMILIES)}")
     ap.add_argument("--shared", help="the shared dir (default $HOLDBENCH_SHARED_DIR or ../shared)")
+    ap.add_argument("--synthetic", help="S file <ds>_<NAME> of the paper study (default: synthpop, else flip50)")
     ap.add_argument("--timeout", type=float, default=1800.0, help="wall seconds allowed per child (default 1800)")
     args = ap.parse_args()
     families = args.families.split(",") if args.families else list(FAMILIES)
@@ -200,17 +204,22 @@ def main() -> int:
     data = shared / "datasets" / "paper_study"
     os.environ.setdefault("HOLDBENCH_SHARED_DIR", str(shared))
     os.environ.setdefault("HOLDBENCH_DATA_DIR", str(shared / "datasets"))
-    base = base_worktree(args.base_rev)
-    trees = {"base": base, "new": ROOT}
-    subject = subprocess.run(["git", "-C", str(base), "log", "-1", "--format=%h %s"], capture_output=True,
-                             text=True, check=True).stdout.strip()[:100]
-    print(f"base {args.base_rev} = {subject} (worktree {base}); new = {ROOT} (working tree); "
+    if args.base_rev.lower() == "none":
+        trees, subject = {"new": ROOT}, "none (working tree only)"
+    else:
+        base = base_worktree(args.base_rev)
+        trees = {"base": base, "new": ROOT}
+        subject = subprocess.run(["git", "-C", str(base), "log", "-1", "--format=%h %s"], capture_output=True,
+                                 text=True, check=True).stdout.strip()[:100]
+    print(f"base {args.base_rev} = {subject} ; new = {ROOT} (working tree); "
           f"load average {os.getloadavg()[0]:.2f} "
           f"at start on {os.cpu_count()} cores; CPU = user+system seconds of evaluate() in a fresh process, "
           "1 thread; peak = VmHWM of that process")
     grand = []
     for ds in datasets:
-        synth = synthetic_name(data, ds)
+        synth = args.synthetic or synthetic_name(data, ds)
+        if not (data / f"{ds}_{synth}.csv.gz").exists():
+            raise FileNotFoundError(f"--synthetic {synth}: {data / f'{ds}_{synth}.csv.gz'} does not exist")
         for label, tree in trees.items():  # numba compiles into a fresh worktree's cache once, not in a timing
             warm = run_child(tree, ",".join(families), ds, synth, data, args.timeout, rows=400)
             print(f"  warm-up {ds} {label}: {warm.get('error') or 'ok'}", flush=True)
@@ -223,7 +232,7 @@ def main() -> int:
                 print(f"  ran {ds}/{synth} {fam:<10} {label}: "
                       + (got[label].get("error") or f"{got[label]['cpu']:.1f} s CPU, {got[label]['peak_mb']:.0f} MB")
                       + f"  ({time.perf_counter() - start:.0f} s wall)", flush=True)
-            rows.append((ds, synth, fam, got["base"], got["new"]))
+            rows.append((ds, synth, fam, got.get("base", {"error": "not measured"}), got["new"]))
         grand += rows
         report(rows)  # each dataset as soon as it is done
     if len(datasets) > 1:
