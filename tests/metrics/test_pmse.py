@@ -175,3 +175,37 @@ def test_all_constant_gives_nan_with_reason():
     got = pmse_ratio(t, t.copy(), {"a": "numeric"})
     assert math.isnan(got.ratio) and "constant" in got.reason
 
+
+
+def test_an_unconverging_fit_far_above_stop_ratio_is_stopped_and_says_so(monkeypatch):
+    import metrics.pmse as pmse_module
+
+    # no fit reaches a gradient of 1e-300: every fit runs its rounds, as on almost separable data
+    monkeypatch.setattr(pmse_module, "_GRAD_TOL", 1e-300)
+    t = draw(400, 1)
+    s = t.assign(b=np.random.default_rng(0).permutation(t["b"].to_numpy()))
+    with pytest.warns(RuntimeWarning, match="did not converge"):
+        full = pmse_ratio(t, s, KINDS, degree=2, stop_ratio=None)
+    stopped = pmse_ratio(t, s, KINDS, degree=2, stop_ratio=2.0)
+    assert full.ratio > 2
+    assert not full.converged and not full.stopped
+    assert stopped.stopped and not stopped.converged
+    assert "stop_ratio 2" in stopped.reason and "did not converge" not in stopped.reason
+    assert stopped.n_iter < full.n_iter
+    # stopped at the same optimum to many digits here (the fit had converged in all but name)
+    assert stopped.ratio == pytest.approx(full.ratio, rel=1e-6)
+    # below the stop ratio nothing changes
+    with pytest.warns(RuntimeWarning, match="did not converge"):
+        assert pmse_ratio(t, s, KINDS, degree=2, stop_ratio=1e6) == full
+    with pytest.raises(ValueError, match="stop_ratio"):
+        pmse_ratio(t, s, KINDS, degree=2, stop_ratio=0)
+
+
+def test_stop_ratio_leaves_a_converging_fit_alone():
+    t, s = draw(400, 1), draw(400, 2)
+    assert pmse_ratio(t, s, KINDS, stop_ratio=10.0) == pmse_ratio(t, s, KINDS, stop_ratio=None)
+    # a large ratio that converges is not stopped either (a shuffled column: ratio > 5)
+    shuffled = t.assign(b=np.random.default_rng(0).permutation(t["b"].to_numpy()))
+    got = pmse_ratio(t, shuffled, KINDS, stop_ratio=1.0)
+    assert got.converged and not got.stopped
+    assert got == pmse_ratio(t, shuffled, KINDS, stop_ratio=None)
