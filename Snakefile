@@ -6,7 +6,7 @@
 from snakemake.utils import min_version, validate
 
 from benchmark.layout import GENERATE_JSON, MARGINALS, METRICS_JSON, STATUS_JSON, StudyLayout
-from benchmark.workflow.prepare import prepare
+from benchmark.workflow.prepare import FINISH_PRIORITY, prepare
 
 min_version("9.0")
 validate(config, "benchmark/workflow/config.schema.yaml")
@@ -29,8 +29,7 @@ include: "benchmark/workflow/rules/report.smk"
 rule all:
     default_target: True
     input:
-        L.leaderboard_csv,
-        L.report,
+        L.collect_marker,
         [L.mlflow_marker] if config.get("track", True) else [],
 
 

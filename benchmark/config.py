@@ -43,6 +43,10 @@ def check_name(kind: str, name: str) -> str:
 
 VARIANTS_KEY = "variants"
 VARIANT_TOKEN = "{variant}"
+#: a synthesizer YAML's optional `cost:` (cheap, moderate or expensive; benchmark/schemas/synthesizer.schema.yaml):
+#: not a constructor argument, a scheduling hint (the workflow runs cheaper cells first)
+COST_KEY = "cost"
+DEFAULT_COST = "moderate"
 
 
 def config_files(group: str) -> list[str]:
@@ -302,6 +306,7 @@ def synthesizer_config(name: str, preset: str | None = None, overrides: Iterable
     stem = variant_index("synthesizer").get(name, name)
     cfg = to_container(load_group("synthesizer", stem, overrides))
     validate_config("synthesizer", stem, cfg)
+    cfg.pop(COST_KEY, None)
     variants = cfg.pop(VARIANTS_KEY, None)
     if variants is not None:
         if name == stem:
@@ -326,6 +331,13 @@ def synthesizer_config(name: str, preset: str | None = None, overrides: Iterable
     cfg.update(params)
     check_constructor(name, cfg)
     return cfg
+
+
+def synthesizer_cost(name: str) -> str:
+    """How long a synthesizer's cells take: its YAML's `cost:` (of the file declaring it, for a variant),
+    DEFAULT_COST when the file does not say."""
+    stem = variant_index("synthesizer").get(name, name)
+    return str(group_config("synthesizer", stem).get(COST_KEY, DEFAULT_COST))
 
 
 def _apply_variant(name: str, cfg: dict, variant: Any, explicit: set[str]) -> dict:

@@ -21,7 +21,9 @@ defines them):
   interval (`use: ci_low`).
 
 `verdicts(results, gates)` judges every cell of a study: one row per cell x target with the
-value, the threshold, the p-value, the verdict (pass / FAIL / n/a) and a one-line detail.
+value, the threshold, the p-value, the verdict (pass / FAIL / n/a), a one-line detail and `why`:
+the verdict in words, with what was measured and what is allowed ("S's records nearer to T than
+H's records are: A = 0.545 > 0.52 allowed, p = 4.2e-08"); `cell_verdicts` joins them per cell.
 A cell that is not ok has one row "cell status": FAIL for error, timeout and oom (nothing was
 evaluated), n/a for skipped. The holdout reference row (S = H) is never judged.
 """
@@ -40,7 +42,7 @@ import pandas as pd
 
 PASS, FAIL, NA = "pass", "FAIL", "n/a"
 VERDICT_COLUMNS = ("cell_id", "dataset", "synthesizer", "seed", "reference", "target", "value", "threshold",
-                   "pvalue", "verdict", "detail")
+                   "pvalue", "verdict", "detail", "why")
 _SCHEMA = Path(__file__).resolve().parent / "schemas" / "gates.schema.yaml"
 _NOT_EVALUATED = ("error", "timeout", "oom")
 
@@ -295,15 +297,40 @@ def _count(value: Any) -> int:
 # judging cells
 
 
-def _row(cell, target: str, value: float, threshold: str, pvalue: float, verdict: str, detail: str) -> dict:
+def _row(cell, target: str, value: float, threshold: str, pvalue: float, verdict: str, detail: str,
+         why: str = "") -> dict:
     return {"cell_id": cell.cell_id, "dataset": cell.dataset, "synthesizer": cell.synthesizer, "seed": cell.seed,
-            "reference": is_reference(cell), "target": target, "value": value, "threshold": threshold, "pvalue": pvalue, "verdict": verdict,
-            "detail": detail}
+            "reference": is_reference(cell), "target": target, "value": value, "threshold": threshold,
+            "pvalue": pvalue, "verdict": verdict, "detail": detail, "why": why or detail}
 
 
 def _missing(cell, t: Target, why: str) -> dict:
     verdict = FAIL if t.required else NA
-    return _row(cell, t.name, math.nan, t.threshold, math.nan, verdict, why + (" (required)" if t.required else ""))
+    detail = why + (" (required)" if t.required else "")
+    return _row(cell, t.name, math.nan, t.threshold, math.nan, verdict, detail, f"{t.name}: {detail}")
+
+
+#: what a distribution test's A measures, in words
+_TEST_WORDS = {"dcr": "S nearer to T than H is (D2.2, Hamming DCR)",
+               "nndr": "S's NNDR to T below H's (D2.2)"}
+
+
+def _why_test(cell, t: Target, res: ShiftTest, fails: bool) -> str:
+    """A test's verdict in words: the measured A (P(S's distance < H's), ties halved) against the largest
+    one allowed, and its p-value; a failed DCR test says when the DCR share does not show S nearer T than H."""
+    allowed, a = 0.5 + t.max_effect, res.effect + 0.5
+    what = f"{t.name}, {_TEST_WORDS[t.test]}"
+    p = "p < 1e-300" if res.pvalue == 0 else f"p = {res.pvalue:.2g}"  # a p-value below double precision
+    if not fails:
+        if res.pvalue >= t.alpha:
+            return f"{what}: A = {a:.3f}, not significant ({p})"
+        return f"{what}: A = {a:.3f} <= {allowed:g} allowed ({p})"
+    text = f"{what}: A = {a:.3f} > {allowed:g} allowed ({p})"
+    share, low = cell.metrics.get("dcr_share"), cell.metrics.get("dcr_share_ci_low")
+    if t.test == "dcr" and all(isinstance(x, float) for x in (share, low)) and low <= allowed:
+        text += (f", yet S is not clearly nearer to T than to H (DCR share {share:.3f}, 95% interval from {low:.3f}): "
+                 "this points at S crowding T's common records rather than copying them; D2.2 fails both")
+    return text
 
 
 def _judge_test(cell, t: Target) -> dict:
@@ -317,7 +344,8 @@ def _judge_test(cell, t: Target) -> dict:
     fails = res.pvalue < t.alpha and res.effect > t.max_effect
     detail = (f"{what}: effect {res.effect:+.4f} (A = {res.effect + 0.5:.4f}), one-sided Brunner-Munzel "
               f"p = {res.pvalue:.3g}, n_S = {res.n_synthetic:,}, n_ref = {res.n_reference:,}")
-    return _row(cell, t.name, res.effect, t.threshold, res.pvalue, FAIL if fails else PASS, detail)
+    return _row(cell, t.name, res.effect, t.threshold, res.pvalue, FAIL if fails else PASS, detail,
+                _why_test(cell, t, res, fails))
 
 
 def _metric_value(cell, t: Target, specs_by_name: dict[str, Any]) -> tuple[float, str]:
@@ -337,12 +365,30 @@ def _metric_value(cell, t: Target, specs_by_name: dict[str, Any]) -> tuple[float
     return value, name
 
 
+def _why_metric(cell, t: Target, spec: Any, value: float, ok: bool) -> str:
+    """A threshold's verdict in words: the metric (and which end of its interval), its value, the bound."""
+    label = spec.label if spec is not None else t.metric
+    if t.use == "value":
+        what = f"{t.name}, {label} {value:.3f}"
+    else:
+        point = cell.metrics.get(spec.name)
+        point = f" {point:.3f}," if isinstance(point, float) else ""
+        end = "from" if t.use == "ci_low" else "up to"
+        what = f"{t.name}, {label}{point} 95% interval {end} {value:.3f}"
+    if ok:
+        bounds = " and ".join(b for b in ((f">= {t.min:g}" if t.min is not None else ""),
+                                          (f"<= {t.max:g}" if t.max is not None else "")) if b)
+        return f"{what} {bounds} allowed"
+    return f"{what} " + (f"< {t.min:g} required" if t.min is not None and value < t.min else f"> {t.max:g} allowed")
+
+
 def _judge_metric(cell, t: Target, specs_by_name: dict[str, Any]) -> dict:
     value, name = _metric_value(cell, t, specs_by_name)
     if math.isnan(value):
         return _missing(cell, t, f"{name} not computed for this cell")
     ok = (t.min is None or value >= t.min) and (t.max is None or value <= t.max)
-    return _row(cell, t.name, value, t.threshold, math.nan, PASS if ok else FAIL, f"{name} = {value:.4g}")
+    return _row(cell, t.name, value, t.threshold, math.nan, PASS if ok else FAIL, f"{name} = {value:.4g}",
+                _why_metric(cell, t, specs_by_name.get(t.metric), value, ok))
 
 
 def is_reference(cell) -> bool:
@@ -357,8 +403,8 @@ def judge_cell(cell, gates: Gates, specs: list) -> list[dict]:
         reason = cell.status.get("reason") or ""
         return [_row(cell, "cell status", math.nan, "ok", math.nan, verdict, f"{state}: {reason}".strip())]
     if is_reference(cell):
-        return [_row(cell, t.name, math.nan, t.threshold, math.nan, NA, "holdout reference row (S = H): not judged")
-                for t in gates.targets]
+        return [_row(cell, t.name, math.nan, t.threshold, math.nan, NA, "holdout reference row (S = H): not judged",
+                     "the holdout reference row (S = H), the yardstick") for t in gates.targets]
     by_name = metric_names(specs)
     return [_judge_test(cell, t) if t.test else _judge_metric(cell, t, by_name) for t in gates.targets]
 
@@ -370,9 +416,21 @@ def verdicts(results, gates: Gates) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(VERDICT_COLUMNS))
 
 
+def explain_cell(group: pd.DataFrame) -> str:
+    """One cell's verdict in words: the targets that decided it first (the failed ones of a FAIL),
+    each with its measured value and what is allowed, then the others."""
+    v = group["verdict"]
+    parts = []
+    for verdict, head in ((FAIL, "fails"), (PASS, "passes"), (NA, "not judged")):
+        whys = list(dict.fromkeys(str(w) for w in group.loc[v == verdict, "why" if "why" in group else "detail"]))
+        if whys:
+            parts.append(f"{head}: " + "; ".join(whys))
+    return ". ".join(parts)
+
+
 def cell_verdicts(table: pd.DataFrame) -> pd.DataFrame:
-    """Per cell: the overall verdict (FAIL if any target fails, else pass if any passes, else n/a)
-    and the names of the failed targets."""
+    """Per cell: the overall verdict (FAIL if any target fails, else pass if any passes, else n/a),
+    the names of the failed targets, and `why`, the verdict in words (explain_cell)."""
     rows = []
     for cell_id, group in table.groupby("cell_id", sort=False):
         v = group["verdict"]
@@ -380,5 +438,6 @@ def cell_verdicts(table: pd.DataFrame) -> pd.DataFrame:
         rows.append({"cell_id": cell_id, "dataset": first["dataset"], "synthesizer": first["synthesizer"],
                      "seed": first["seed"], "reference": bool(first["reference"]),
                      "verdict": FAIL if (v == FAIL).any() else PASS if (v == PASS).any() else NA,
-                     "failed": ", ".join(group.loc[v == FAIL, "target"])})
-    return pd.DataFrame(rows, columns=["cell_id", "dataset", "synthesizer", "seed", "reference", "verdict", "failed"])
+                     "failed": ", ".join(group.loc[v == FAIL, "target"]), "why": explain_cell(group)})
+    return pd.DataFrame(rows, columns=["cell_id", "dataset", "synthesizer", "seed", "reference", "verdict", "failed",
+                                       "why"])

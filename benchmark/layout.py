@@ -7,8 +7,11 @@
                                                   status.json, <artifact>.csv
     results/<study>/<dataset>/seed<k>/<synth>/shards/<i>-of-<n>.npz
                                                   partial results of one evaluate_shard job (temporary)
-    results/<study>/logs/, benchmarks/            per-job logs and Snakemake's runtime/memory records
+    results/<study>/logs/, benchmarks/            per-job logs and Snakemake's runtime/memory records;
+                                                  logs/snakemake.log: Snakemake's output of the last run
     results/<study>/leaderboard.{csv,md}, leaderboard_summary.csv, report.html, plots/, mlflow.json
+    results/<study>/.collected.json, .figures.json
+                                                  the collect job's marker; the input digest of every figure
 
 Every function also accepts Snakemake wildcard strings ("{dataset}", "{seed}") in place of
 values, so the rules build their patterns here too.
@@ -39,13 +42,20 @@ def seed_part(seed: int | str) -> str:
 
 
 def cell_id(study: str, dataset: str, seed: int | str, synth: str) -> str:
-    """A cell's name everywhere (status.json, MLflow run names are the part after the study)."""
-    return f"{study}/{dataset}/{seed_part(seed)}/{synth}"
+    """A cell's id across studies (status.json, the MLflow tag holdbench.cell_id): the study, then its
+    canonical name."""
+    return f"{study}/{canonical(dataset, synth, seed)}"
+
+
+def canonical(dataset: str, synthesizer: str, seed: int | str) -> str:
+    """A cell's name within its study, the one every user-facing output prints: DATASET/seedK/SYNTHESIZER
+    (its directory under results/<study>/, the run's progress lines, the report, the MLflow run name)."""
+    return f"{dataset}/{seed_part(seed)}/{synthesizer}"
 
 
 def run_name(dataset: str, seed: int | str, synth: str) -> str:
-    """The MLflow run name of a cell (its id within the study's experiment)."""
-    return f"{dataset}/{synth}/{seed_part(seed)}"
+    """The MLflow run name of a cell: its canonical name (the experiment is the study)."""
+    return canonical(dataset, synth, seed)
 
 
 def artifact_file(name: str) -> str:
@@ -112,6 +122,17 @@ class StudyLayout:
         return self.root / "plots"
 
     @property
+    def figure_keys(self) -> Path:
+        """Digest of the inputs of every figure drawn (relative path -> key): unchanged ones are not redrawn."""
+        return self.root / ".figures.json"
+
+    @property
+    def collect_marker(self) -> Path:
+        """Written by the collect job after the leaderboard, figures and report (its one declared output:
+        Snakemake deletes a job's outputs before it runs, and the report must stay until replaced)."""
+        return self.root / ".collected.json"
+
+    @property
     def mlflow_marker(self) -> Path:
         return self.root / "mlflow.json"
 
@@ -143,6 +164,11 @@ class StudyLayout:
         return [] if of == 1 else [self.shard_file(dataset, seed, synth, i, of) for i in range(of)]
 
     # logs and Snakemake benchmark records
+    @property
+    def snakemake_log(self) -> Path:
+        """Snakemake's own output of the last `holdbench run` (unless --verbose passed it through)."""
+        return self.log("snakemake")
+
     def log(self, job: str, dataset: str | None = None, seed: int | str | None = None,
             synth: str | None = None) -> Path:
         return self._job_path("logs", job, "log", dataset, seed, synth)

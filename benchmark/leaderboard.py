@@ -3,12 +3,17 @@
 Rendered from `benchmark.results.StudyResults` (read once by the collect job); its metric
 columns are the registry's entries (metrics.registry), in the order the families declare them.
 
-Interval convention of `aggregate` (per dataset x synthesizer, over the ok cells):
-- two or more values: mean +- t(0.975, n-1) * sd / sqrt(n), the usual t-interval over seeds;
-- exactly one value: a metric that carries its own interval (dcr_share's Wilson interval)
-  shows that cell's interval; every other interval is NaN, since a single seed says
-  nothing about the spread over splits;
+Interval convention of `aggregate` (per dataset x synthesizer, over the ok cells; the kind is in
+the summary's `interval` column and named under every table, see INTERVAL_NOTES):
+- three or more values: mean +- t(0.975, n-1) * sd / sqrt(n), the t-interval over seeds ("t95");
+- exactly two: the lowest and highest of the two seeds ("range"): a t interval with one degree of
+  freedom (t = 12.7) spans most of the metric's scale and says nothing, the range says what was seen;
+- exactly one value: a metric that carries its own interval (dcr_share's Wilson interval, an
+  attack AUC's bootstrap interval) shows that cell's interval ("cell95"); every other interval is
+  NaN, since a single seed says nothing about the spread over splits;
 - no value: everything NaN.
+A metric with fewer values than the row's ok cells (an n/a family in one seed) gets an interval
+only when its own count calls for the same kind, so the row's label is never wrong.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from benchmark.layout import canonical
 from benchmark.results import STATUSES, TIMINGS, StudyResults, _number
 from contracts.io import clean_line, write_csv, write_text
 
@@ -54,6 +60,20 @@ def metric_columns(cells: pd.DataFrame, specs: list) -> list[str]:
     return cols
 
 
+#: the interval kinds of `aggregate`, as the tables' footnotes name them
+INTERVAL_NOTES = {
+    "t95": "[a, b]: 95% t interval of the mean over the seeds",
+    "range": "a–b: lowest and highest of the 2 seeds (too few seeds for a t interval: with one degree of "
+             "freedom it would span most of the scale)",
+    "cell95": "[a, b]: the one seed's own 95% interval (Wilson for the DCR share, bootstrap for an attack AUC)",
+}
+
+
+def interval_kind(n: int) -> str:
+    """The interval `aggregate` shows for n values: t95 (n >= 3), range (n = 2), cell95 (n = 1), '' (none)."""
+    return "t95" if n >= 3 else "range" if n == 2 else "cell95" if n == 1 else ""
+
+
 def _interval(values: np.ndarray) -> tuple[float, float, float]:
     n = len(values)
     if n == 0:
@@ -61,6 +81,8 @@ def _interval(values: np.ndarray) -> tuple[float, float, float]:
     mean = float(values.mean())
     if n == 1:
         return mean, math.nan, math.nan
+    if n == 2:
+        return mean, float(values.min()), float(values.max())
     from scipy import stats
 
     half = float(stats.t.ppf(0.975, n - 1) * values.std(ddof=1) / math.sqrt(n))
@@ -90,10 +112,10 @@ def check_same_config(cells: pd.DataFrame) -> None:
 
 
 def aggregate(cells: pd.DataFrame, specs: list) -> pd.DataFrame:
-    """Per dataset x synthesizer: n_seeds, n_ok, statuses, `<m>_mean/_ci_low/_ci_high`.
+    """Per dataset x synthesizer: n_seeds, n_ok, statuses, interval (its kind), `<m>_mean/_ci_low/_ci_high`.
 
     Only ok cells enter the means (a pass/fail metric becomes its pass rate). See the module
-    docstring for the one-seed convention.
+    docstring for the interval convention (`_ci_low/_ci_high` hold a range with two seeds).
     """
     check_same_config(cells)
     metrics = metric_columns(cells, specs)
@@ -105,16 +127,33 @@ def aggregate(cells: pd.DataFrame, specs: list) -> pd.DataFrame:
         row: dict[str, Any] = {
             "dataset": dataset, "synthesizer": synth, "n_seeds": len(group), "n_ok": len(ok),
             "statuses": ", ".join(f"{counts[s]} {s}" for s in STATUSES if s in counts),
+            "interval": interval_kind(len(ok)),
         }
         for m in metrics:
             values = ok[m].map(lambda v: float(v) if isinstance(v, bool) else _number(v)).dropna().to_numpy(dtype=float)
             mean, low, high = _interval(values)
-            if len(values) == 1 and m in own_interval:
+            if interval_kind(len(values)) != row["interval"]:
+                low = high = math.nan
+            elif len(values) == 1 and m in own_interval:
                 only = ok[ok[m].notna()].iloc[0]
                 low, high = (_number(only.get(c)) for c in own_interval[m])
             row[f"{m}_mean"], row[f"{m}_ci_low"], row[f"{m}_ci_high"] = mean, low, high
         rows.append(row)
-    return pd.DataFrame(rows, columns=None if rows else ["dataset", "synthesizer", "n_seeds", "n_ok"])
+    return pd.DataFrame(rows, columns=None if rows else ["dataset", "synthesizer", "n_seeds", "n_ok", "interval"])
+
+
+def interval_text(row: Any, metric: str, digits: int) -> str:
+    """A summary row's interval of a metric as shown beside its mean: ' [a, b]' or ' (a–b)' for a range."""
+    low, high = _fmt(row.get(f"{metric}_ci_low"), digits), _fmt(row.get(f"{metric}_ci_high"), digits)
+    if not low or not high:
+        return ""
+    return f" ({low}–{high})" if row.get("interval") == "range" else f" [{low}, {high}]"
+
+
+def interval_notes(summary: pd.DataFrame) -> list[str]:
+    """The footnotes naming the interval kinds a summary's rows use, in INTERVAL_NOTES order."""
+    used = set(summary["interval"]) if "interval" in summary else set()
+    return [note for kind, note in INTERVAL_NOTES.items() if kind in used]
 
 
 def _fmt(value: Any, digits: int) -> str:
@@ -172,7 +211,8 @@ def render_markdown(results: StudyResults, summary: pd.DataFrame) -> str:
     shown = [(f"{sp.label} {arrow(sp)}", sp.name, sp.digits, sp.interval, sp) for sp in heads]
     shown += [(h, c, d, None, None) for h, c, d in _MD_TIMINGS]
     lines = [f"# Leaderboard: {_md_text(results.name)}", "",
-             ("Means over the ok seeds; a metric with an interval shows it in brackets. "
+             ("Means over the ok seeds; a metric with an interval shows it beside the mean (which interval is "
+              "said under each table). "
               "↓ lower is better, ↑ higher is better, →x: x is ideal; the best mean of a column is in bold "
               "(the holdout reference row is never marked). "
               "Every metric of every cell is in leaderboard.csv; how to read them is at the end."), ""]
@@ -190,17 +230,20 @@ def render_markdown(results: StudyResults, summary: pd.DataFrame) -> str:
                 text = _fmt(row.get(f"{metric}_mean"), digits)
                 if text and spec is not None and row["synthesizer"] in best[metric]:
                     text = f"**{text}**"
-                if interval and text and _fmt(row.get(f"{metric}_ci_low"), digits):
-                    text += f" [{_fmt(row[f'{metric}_ci_low'], digits)}, {_fmt(row[f'{metric}_ci_high'], digits)}]"
+                if interval and text:
+                    text += interval_text(row, metric, digits)
                 vals.append(text)
             lines.append("| " + " | ".join([_md_text(row["synthesizer"]), _md_text(status)] + vals) + " |")
+        notes = interval_notes(rows)
+        if notes and any(interval for _, _, _, interval, _ in shown):
+            lines += ["", "Intervals: " + "; ".join(_md_text(n) for n in notes) + "."]
         failed = cells[(cells["dataset"] == dataset) & (cells["status"] != "ok")]
         if len(failed):
             lines += ["", "Cells that are not ok:", ""]
             for _, c in failed.iterrows():
                 has_stage = isinstance(c.get("stage"), str) and c["stage"]
                 stage = f" at {_md_text(c['stage'])}" if has_stage else ""
-                lines.append(f"- {_md_text(c['synthesizer'])} seed{c['seed']}: **{_md_text(c['status'])}**"
+                lines.append(f"- {_md_text(canonical(c['dataset'], c['synthesizer'], c['seed']))}: **{_md_text(c['status'])}**"
                              f"{stage} — {_md_text(c['reason']) or '(no reason given)'}")
         lines += _na_lines(cells[(cells["dataset"] == dataset) & (cells["status"] == "ok")])
         lines.append("")
@@ -219,11 +262,11 @@ def _na_lines(cells: pd.DataFrame) -> list[str]:
     out = []
     for _, c in cells.iterrows():
         if isinstance(c.get("not_meaningful_reason"), str) and c["not_meaningful_reason"]:
-            out.append(f"- {_md_text(c['synthesizer'])} seed{c['seed']}: **not meaningful**, "
+            out.append(f"- {_md_text(canonical(c['dataset'], c['synthesizer'], c['seed']))}: **not meaningful**, "
                        f"{_md_text(c['not_meaningful_reason'])}")
         for col in (k for k in cells.columns if k.endswith(NA_SUFFIX)):
             if isinstance(c.get(col), str) and c[col]:
-                out.append(f"- {_md_text(c['synthesizer'])} seed{c['seed']}: {_md_text(col[:-len(NA_SUFFIX)])} "
+                out.append(f"- {_md_text(canonical(c['dataset'], c['synthesizer'], c['seed']))}: {_md_text(col[:-len(NA_SUFFIX)])} "
                            f"is n/a — {_md_text(c[col])}")
     return ["", "Values to read with care (the cell is ok): n/a families, tables too small to mean much:", "",
             *out] if out else []

@@ -24,7 +24,16 @@ from typing import Any
 
 import pandas as pd
 
-from benchmark.leaderboard import aggregate, arrow, best_synthesizers, provenance, references
+from benchmark.layout import canonical
+from benchmark.leaderboard import (
+    aggregate,
+    arrow,
+    best_synthesizers,
+    interval_notes,
+    interval_text,
+    provenance,
+    references,
+)
 from benchmark.plots import cell_figures, study_figures
 from benchmark.results import StudyResults
 from contracts.io import write_text
@@ -32,7 +41,8 @@ from contracts.io import write_text
 _STATUS_HELP = ("status", ("ok, error, timeout, oom or skipped. Cells that are not ok are listed with their "
                 "reason and never enter the means."))
 _GATES_HELP = ("gates", ("Quality gates after ANITA D2.2 (conf/gates/default.yaml; `holdbench check` applies them "
-                        "and exits non-zero on a failure): pass, FAIL, or n/a when a cell lacks the input."))
+                        "and exits non-zero on a failure): pass, FAIL, or n/a when a cell lacks the input; beside each "
+                        "verdict, the target that decided it, the measured value and what is allowed."))
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:1.5em 2em;max-width:1500px;color:#222;line-height:1.35}
@@ -44,7 +54,8 @@ div.scroll{overflow-x:auto;max-width:100%}
 table.sortable th{cursor:pointer}table.sortable th:after{content:" \\2195";color:#aaa;font-size:0.8em}
 td.text{text-align:left;white-space:normal;max-width:40em}
 tr.fail td{background:#fde2e2}tr.partial td{background:#fff4d6}tr.ref td{background:#fff0e0}
-td.best{font-weight:bold;background:#e3f5e3}span.FAIL{color:#b00;font-weight:bold}span.pass{color:#060}span.na{color:#777}
+td.best{font-weight:bold;background:#e3f5e3}span.FAIL{color:#b00;font-weight:bold}span.pass{color:#060}span.na{color:#777}span.why{color:#444;font-size:0.92em}
+p.note{font-size:0.85em;color:#555;margin-top:-0.8em}
 img{max-width:100%;border:1px solid #eee;margin:0.3em 0}
 figure{margin:0.6em 0 1.2em}figcaption{font-size:0.85em;color:#555;max-width:70em}
 dt{font-weight:bold;margin-top:0.4em}details{margin:0.2em 0}details>summary{cursor:pointer}
@@ -150,12 +161,14 @@ def _verdict_html(verdict: str) -> str:
 
 
 def _gate_summary(per_cell: pd.DataFrame | None, keys: list[str]) -> str:
-    """'2 pass' / '1 FAIL, 1 pass' over some cells' overall verdicts."""
+    """'2 pass' / '1 FAIL, 1 pass (failed: dcr_distribution; ...)' over some cells' overall verdicts."""
     if per_cell is None:
         return ""
     sub = per_cell[per_cell["cell_id"].isin(keys) & ~per_cell["reference"].astype(bool)]
     counts = sub["verdict"].value_counts()
-    return ", ".join(f"{counts[v]} {v}" for v in ("FAIL", "pass", "n/a") if v in counts)
+    failed = ", ".join(dict.fromkeys(t for f in sub["failed"] if f for t in str(f).split(", ")))
+    return (", ".join(f"{counts[v]} {v}" for v in ("FAIL", "pass", "n/a") if v in counts)
+            + (f" (failed: {failed})" if failed else ""))
 
 
 def _summary_html(summary: pd.DataFrame, dataset: str, cols: list, cells: pd.DataFrame,
@@ -168,19 +181,25 @@ def _summary_html(summary: pd.DataFrame, dataset: str, cols: list, cells: pd.Dat
         css = "fail" if r["n_ok"] == 0 else "partial" if r["n_ok"] < r["n_seeds"] else ""
         tds = _td_text(r["synthesizer"]) + _td_text(r["statuses"])
         for _, metric, digits, interval in cols:
-            low, high = _num(r.get(f"{metric}_ci_low"), digits), _num(r.get(f"{metric}_ci_high"), digits)
-            tds += _td_num(r.get(f"{metric}_mean"), digits, f" [{low}, {high}]" if interval and low else "",
+            tds += _td_num(r.get(f"{metric}_mean"), digits, interval_text(r, metric, digits) if interval else "",
                            best=r["synthesizer"] in best.get(metric, ()))
         keys = list(cells.loc[(cells["dataset"] == dataset) & (cells["synthesizer"] == r["synthesizer"]), "cell_id"])
         if per_cell is not None:
             tds += _td_text(_gate_summary(per_cell, keys))
         rows.append((css, tds))
     headers = ["synthesizer", "cells"] + [h for h, _, _, _ in cols] + (["gates"] if per_cell is not None else [])
-    return _table(headers, rows)
+    notes = interval_notes(mine) if any(interval for _, _, _, interval in cols) else []
+    foot = f'<p class="note">Intervals: {_e("; ".join(notes))}.</p>' if notes else ""
+    return _table(headers, rows) + foot
+
+
+def _verdict_why_html(row: Any) -> str:
+    """A cell's overall verdict and, beside it, the targets that decided it in words."""
+    return f'{_verdict_html(row["verdict"])} <span class="why">{_e(row["why"])}</span>'
 
 
 def _cells_html(cells: pd.DataFrame, cols: list, per_cell: pd.DataFrame | None) -> str:
-    verdict = {} if per_cell is None else dict(zip(per_cell["cell_id"], per_cell["verdict"]))
+    verdict = {} if per_cell is None else {r["cell_id"]: r for _, r in per_cell.iterrows()}
     rows = []
     for i, (_, c) in enumerate(cells.iterrows()):
         stage = c.get("stage") if isinstance(c.get("stage"), str) else ""
@@ -189,10 +208,11 @@ def _cells_html(cells: pd.DataFrame, cols: list, per_cell: pd.DataFrame | None) 
                + _td_num(c["seed"], 0) + _td_text(None, status) + _td_text(stage) + _td_text(c["reason"]))
         tds += "".join(_td_num(c.get(m), d) for _, m, d, _ in cols)
         if per_cell is not None:
-            tds += _td_text(None, _verdict_html(verdict.get(c["cell_id"], "n/a")))
+            row = verdict.get(c["cell_id"])
+            tds += _td_text(None, _verdict_why_html(row) if row is not None else _verdict_html("n/a"))
         rows.append(("fail" if c["status"] != "ok" else "", tds))
     headers = ["dataset", "synthesizer", "seed", "status", "stage", "reason"] + [h for h, _, _, _ in cols]
-    return _table(headers + (["gates"] if per_cell is not None else []), rows)
+    return _table(headers + (["gates (why)"] if per_cell is not None else []), rows)
 
 
 def _img(path: Path, caption: str) -> str:
@@ -221,9 +241,9 @@ def _cell_gates_html(table: pd.DataFrame) -> str:
     rows = []
     for _, r in table.iterrows():
         rows.append(("fail" if r["verdict"] == "FAIL" else "",
-                     _td_text(r["target"]) + _td_num(r["value"], 4) + _td_text(r["threshold"])
-                     + _td_text(None, _verdict_html(r["verdict"])) + _td_text(r["detail"])))
-    return _table(["target", "value", "threshold", "verdict", "detail"], rows, sortable=False)
+                     _td_text(r["target"]) + _td_text(None, _verdict_html(r["verdict"])) + _td_text(r.get("why", r["detail"]))
+                     + _td_num(r["value"], 4) + _td_text(r["threshold"]) + _td_text(r["detail"])))
+    return _table(["target", "verdict", "why", "value", "threshold", "detail"], rows, sortable=False)
 
 
 def _drilldown_html(results: StudyResults, verdict_table: pd.DataFrame | None, per_cell) -> str:
@@ -236,7 +256,7 @@ def _drilldown_html(results: StudyResults, verdict_table: pd.DataFrame | None, p
         if per_cell is not None:
             match = per_cell[per_cell["cell_id"] == cell.cell_id]
             if len(match):
-                verdict = " · gates " + _verdict_html(match.iloc[0]["verdict"])
+                verdict = " · gates " + _verdict_why_html(match.iloc[0])
         state_html = f"<b>{_e(state)}</b>" if state != "ok" else "ok"
         body = [f"<p>Status: {state_html}"
                 + (f" at {_e(st.get('stage'))}" if st.get("stage") else "")
@@ -253,7 +273,8 @@ def _drilldown_html(results: StudyResults, verdict_table: pd.DataFrame | None, p
         if cell.ok:
             body.append(_metrics_html(cell, results.specs))
             body += [_img(path, caption) for path, caption in cell_figures(results, cell)]
-        parts.append(f'<details class="cell" id="cell-{i}"><summary>{_e(cell.cell_id)} · {state_html}{verdict}'
+        name = canonical(cell.dataset, cell.synthesizer, cell.seed)
+        parts.append(f'<details class="cell" id="cell-{i}"><summary>{_e(name)} · {state_html}{verdict}'
                      f"</summary>{''.join(body)}</details>")
     return "\n".join(parts)
 
@@ -287,14 +308,23 @@ def _gates_html(table: pd.DataFrame | None, source: str, per_cell) -> str:
     counts = per_cell[~per_cell["reference"].astype(bool)]["verdict"].value_counts()
     line = ", ".join(f"{counts.get(v, 0)} {v}" for v in ("pass", "FAIL", "n/a"))
     out = [(f"<p>Gates <code>{_e(_shown_path(source))}</code> on every cell (the holdout reference row is not "
-           f"judged): {_e(line)}. Each cell's drill-down lists every target with its value, threshold and "
-           f"test; <code>holdbench check</code> applies the same gates in a pipeline (exit 1 on a failure).</p>")]
+           f"judged): {_e(line)}. Beside every verdict (All cells, each drill-down) stands why, in words: the "
+           f"target that decided it, what was measured and what is allowed. The D2.2 tests compare S's distances "
+           f"to T with H's own distances to T (A = the chance that a synthetic record is nearer T than a holdout "
+           f"record is, 0.5 = no difference); the DCR share asks whether S is nearer T than H. A synthesizer "
+           f"that crowds T's common records (low diversity) fails the first without the second. "
+           f"<code>holdbench check</code> applies the same gates in a pipeline (exit 1 on a failure).</p>")]
+    if not table["detail"].astype(str).str.contains("mia_").any():
+        out.append("<p>No target of these gates judges the membership-inference attacks: their AUCs (MIA AUC "
+                   "column) are shown, not gated, so a cell with a high attack AUC can pass. "
+                   "conf/gates/default.yaml shows how to add such a target.</p>")
     failed = per_cell[per_cell["verdict"] == "FAIL"]
     if len(failed):
         index = {c: i for i, c in enumerate(table["cell_id"].drop_duplicates())}
-        rows = [("fail", _td_text(None, f'<a href="#cell-{index[r["cell_id"]]}">{_e(r["cell_id"])}</a>')
-                 + _td_text(r["failed"])) for _, r in failed.iterrows()]
-        out.append(_table(["cell that fails", "failed targets"], rows))
+        rows = [("fail", _td_text(None, f'<a href="#cell-{index[r["cell_id"]]}">'
+                                        f'{_e(canonical(r["dataset"], r["synthesizer"], r["seed"]))}</a>')
+                 + _td_text(r["failed"]) + _td_text(r["why"])) for _, r in failed.iterrows()]
+        out.append(_table(["cell that fails", "failed targets", "why"], rows))
     return "\n".join(out)
 
 

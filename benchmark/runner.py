@@ -375,6 +375,11 @@ def summary_line(status: dict, metrics: dict, headline: list) -> str:
 
 
 def do_collect(study_dir: Path, n_jobs: int = 1) -> None:
+    """Leaderboard, figures (only those whose inputs changed are drawn again) and report, each file
+    replaced atomically, so the previous report stays readable until the new one is written; then
+    the collect marker, the collect job's one declared output (Snakemake deletes declared outputs
+    before a job runs)."""
+    t0 = time.perf_counter()
     from benchmark.leaderboard import write_leaderboard
     from benchmark.plots import make_plots
     from benchmark.report import write_report
@@ -382,9 +387,14 @@ def do_collect(study_dir: Path, n_jobs: int = 1) -> None:
 
     results = load_results(study_dir)
     written = write_leaderboard(results)
-    plots = make_plots(results, n_jobs=n_jobs)
+    stats: dict = {}
+    plots = make_plots(results, n_jobs=n_jobs, stats=stats)
     report = write_report(results)
-    print(f"[holdbench] leaderboard: {written['csv']}; {len(plots)} plots; report: {report}")
+    seconds = round(time.perf_counter() - t0, 2)
+    write_json(results.layout.collect_marker, {"leaderboard": str(written["csv"]), "report": str(report),
+                                               "figures": len(plots), **stats, "seconds": seconds})
+    print(f"[holdbench] leaderboard: {written['csv']}; {len(plots)} figures ({stats.get('drawn', 0)} drawn, "
+          f"{stats.get('kept', 0)} unchanged); report: {report}; collected in {seconds:.1f} s")
 
 
 def do_track(study_dir: Path, uri: str, out: Path) -> int:

@@ -38,6 +38,11 @@ CELL_TAG = "holdbench.cell_id"
 #: the tag holding a cell's overall verdict on the default gates (conf/gates/default.yaml): pass, FAIL or
 #: n/a; each target's verdict is the tag `gate.<target>`
 GATES_TAG = "gates"
+#: the metric counting the gate targets a cell fails (0: it passes; absent: n/a, e.g. the holdout row).
+#: MLflow's runs table shows the metric columns in ASCII order before every param and tag column, and at
+#: 1600 px only the first five or so are on screen: a capital C sorts it before F1_ratio, so the verdict
+#: is the first number a user sees (the run name, DATASET/seedK/SYNTHESIZER, and the status icon before it)
+FAILED_METRIC = "Checks_failed"
 #: MLflow's runs table draws FAILED and KILLED with the same red cross; SCHEDULED gets a clock, so a
 #: skipped cell (never run: a dependency is missing) is not mistaken for a failure. ok: FINISHED.
 RUN_STATUS = {"ok": "FINISHED", "skipped": "SCHEDULED"}  # everything else: FAILED
@@ -186,21 +191,25 @@ def ui_url(experiment_id: str, server: str = "http://127.0.0.1:5000") -> str:
 
 def where_to_look(uri: str, experiment_id: str) -> list[str]:
     """The lines telling a user how to open a study's runs table: the address itself for an MLflow
-    server, else the `mlflow ui` command serving the store and the address it will answer on."""
+    server, else the `mlflow ui` command serving the store and the address it will answer on.
+    One worker: each of MLflow's default four imports mlflow before the server answers (24 s on 2 cores
+    against 10 s with one, measured 2026-11-25), and one user needs one."""
     if uri.startswith(("http://", "https://")):
         return [f"open {ui_url(experiment_id, uri)}"]
-    return [f"start the UI:  mlflow ui --backend-store-uri {uri} --host 127.0.0.1 --port 5000",
+    return [f"start the UI:  mlflow ui --backend-store-uri {uri} --host 127.0.0.1 --port 5000 --workers 1",
             f"then open:     {ui_url(experiment_id)}"]
 
 
 def view_state(specs: list) -> dict[str, Any]:
     """The runs-table view the UI opens through `viewStateShareKey` (MLflow's shared-view format:
-    search facets plus UI state). Columns: the cell's status tag, dataset and synthesizer, and the
-    registry's headline metrics (DCR share, F ratios, pMSE and TSTR ratios, best attack AUC...);
-    rows sorted by run name, so the cells of a dataset stand together."""
-    metrics = [sp.name for sp in specs if sp.headline]
-    columns = ["tags.`status`", "params.`dataset`", "params.`synthesizer`"]
-    columns += [f"metrics.`{_key(m)}`" for m in metrics]
+    search facets plus UI state). Columns: the number of failed gate targets (first: see FAILED_METRIC), the
+    registry's headline metrics (DCR share, F ratios, pMSE and TSTR ratios, best attack AUC...), then the
+    tags status and gates and the params dataset, synthesizer and seed (MLflow puts params and tags after
+    every metric; the run name already reads DATASET/seedK/SYNTHESIZER); rows sorted by run name, so the
+    cells of a dataset stand together."""
+    metrics = [FAILED_METRIC] + [sp.name for sp in specs if sp.headline]
+    columns = [f"metrics.`{_key(m)}`" for m in metrics]
+    columns += ["tags.`status`", f"tags.`{GATES_TAG}`", "params.`dataset`", "params.`synthesizer`", "params.`seed`"]
     return {"searchFilter": "", "orderByKey": "tags.`mlflow.runName`", "orderByAsc": True, "startTime": "ALL",
             "lifecycleFilter": "Active", "datasetsFilter": [], "modelVersionFilter": "All Runs",
             "selectedColumns": columns, "runsHiddenMode": "SHOW_ALL", "viewMaximized": False}
@@ -219,7 +228,7 @@ def _experiment(client: Any, name: str, uri: str, specs: list) -> str:
         tags = dict(exp.tags)
     wanted = {
         f"mlflow.sharedViewState.{VIEW_KEY}": json.dumps(view_state(specs), sort_keys=True),
-        "mlflow.note.content": (f"holdbench study `{name}`: one run per cell (`<dataset>/<synthesizer>/seed<k>`) "
+        "mlflow.note.content": (f"holdbench study `{name}`: one run per cell (`<dataset>/seed<k>/<synthesizer>`) "
                                 f"and the run `study` (leaderboard, report, plots). Runs table with the headline "
                                 f"metrics: `{UI_PATH.format(experiment_id=experiment_id)}` after the server's "
                                 f"address. Status column: ok, error, timeout, oom or skipped (skipped runs show "
@@ -327,7 +336,15 @@ def gate_tags(results: StudyResults) -> dict[str, dict[str, str]]:
         out.setdefault(row["cell_id"], {})[_key(f"gate.{row['target']}")] = str(row["verdict"])
     for _, row in cell_verdicts(table).iterrows():
         out.setdefault(row["cell_id"], {})[GATES_TAG] = str(row["verdict"])
+        out[row["cell_id"]]["gates.why"] = str(row["why"])
     return out
+
+
+def failed_targets(tags: dict[str, str]) -> float | None:
+    """FAILED_METRIC of a cell from its gate tags: how many targets fail, None when the cell was not judged."""
+    if tags.get(GATES_TAG) not in ("pass", "FAIL"):
+        return None
+    return float(sum(v == "FAIL" for k, v in tags.items() if k.startswith("gate.")))
 
 
 def _log_all(client: Any, uri: str, results: StudyResults) -> dict[str, Any]:
@@ -339,6 +356,8 @@ def _log_all(client: Any, uri: str, results: StudyResults) -> dict[str, Any]:
     for cell in cells:
         params, metrics, tags = cell_payload(cell)
         tags.update(verdict_tags.get(cell.cell_id, {}))
+        if (failed := failed_targets(tags)) is not None:
+            metrics[FAILED_METRIC] = failed
         files = [cell.path / name for name in CELL_FILES]
         files += sorted(cell.path.glob("*.csv")) + sorted(cell.path.glob("*.png"))
         runs[cell.cell_id] = _sync_run(

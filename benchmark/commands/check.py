@@ -1,7 +1,7 @@
 """`holdbench check`: D2.2 quality gates on a study's cells or on three files; non-zero on a failure.
 
     holdbench check paper_published                          every cell of a study
-    holdbench check paper_published --cell adult/ctgan/0      one cell (repeatable)
+    holdbench check paper_published --cell adult/seed0/ctgan  one cell (repeatable)
     holdbench check --train T.csv --holdout H.csv --synthetic S.csv
     ... --gates conf/gates/release.yaml  (or a name under conf/gates/; default: default)
 
@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from benchmark.layout import canonical
+
 
 def register(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
@@ -30,8 +32,8 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "exits 1 when a target fails, so a pipeline can stop a release.",
     )
     p.add_argument("study", nargs="?", help="a study name (results/<study>) or a study directory")
-    p.add_argument("--cell", action="append", default=[], metavar="DATASET/SYNTH/SEED",
-                   help="check only this cell, e.g. adult/ctgan/0 (repeatable)")
+    p.add_argument("--cell", action="append", default=[], metavar="DATASET/seedK/SYNTHESIZER",
+                   help="check only this cell, e.g. adult/seed0/ctgan (repeatable)")
     p.add_argument("--gates", default="default", help="conf/gates/<name>.yaml or a path (default: default)")
     p.add_argument("--strict", action="store_true", help="a target that cannot be judged (n/a) fails too")
     p.add_argument("--out", help="write the verdict table to this CSV file")
@@ -68,7 +70,7 @@ def cell_key(text: str, study: str, have) -> tuple[str, str, int] | None:
     """(dataset, synthesizer, seed) of the cell `text` names, in any of its spellings: the canonical
     DATASET/seedK/SYNTHESIZER (its directory under results/<study>/, the name in the run's progress
     lines), with or without the study in front (the report's and status.json's cell id), and
-    DATASET/SYNTHESIZER/seedK or DATASET/SYNTHESIZER/K (MLflow's run name, older examples).
+    DATASET/SYNTHESIZER/seedK or DATASET/SYNTHESIZER/K (older MLflow run names and examples).
     None when no cell of `have` (keys (dataset, synthesizer, seed)) has that name."""
     parts = text.strip().strip("/").split("/")
     if len(parts) == 4 and parts[0] == study:
@@ -81,11 +83,6 @@ def cell_key(text: str, study: str, have) -> tuple[str, str, int] | None:
         if m and (dataset, synth, int(m.group(1))) in have:
             return dataset, synth, int(m.group(1))
     return None
-
-
-def canonical(dataset: str, synthesizer: str, seed: int) -> str:
-    """A cell's canonical name within its study: DATASET/seedK/SYNTHESIZER."""
-    return f"{dataset}/seed{seed}/{synthesizer}"
 
 
 def _example(have) -> str:

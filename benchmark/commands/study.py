@@ -7,6 +7,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from benchmark.config import REPO_ROOT
@@ -25,6 +26,8 @@ def register(sub) -> None:
     p.add_argument("--cores", default="all", help="Snakemake --cores (default: all)")
     p.add_argument("--no-track", action="store_true", help="do not log to MLflow")
     p.add_argument("--dry-run", "-n", action="store_true", help="show what would run; writes nothing")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="show Snakemake's own output here (default: in results/<study>/logs/snakemake.log)")
     _restrict_options(p)
     p.add_argument("snakemake_args", nargs="*",
                    help="extra Snakemake arguments, after --; a --config there is merged with holdbench's")
@@ -157,15 +160,42 @@ def _check_overrides_disjoint(overrides: list[str]) -> None:
 
 def _run(args) -> int:
     cmd = snakemake_command(args)
-    print("$ " + shlex.join(cmd), flush=True)
     if args.dry_run:
+        print("$ " + shlex.join(cmd), flush=True)
         return subprocess.call(cmd)
-    study = next(p.split("=", 1)[1] for p in reversed(cmd) if p.startswith("study="))
+    config = _config_pairs(cmd)
+    study = config["study"]
+    from benchmark.config import ConfigError, available, check_name, conf_dir
+
+    if check_name("study", study) not in available("study"):  # before its results directory gets a log
+        raise ConfigError(f"unknown study {study!r}: no {conf_dir() / 'study' / (study + '.yaml')} "
+                          f"(known: {', '.join(available('study'))})")
+    from benchmark.commands.progress import Progress
+    from benchmark.layout import StudyLayout
+    from benchmark.workflow import results_root
+
+    root = results_root(config) / study
+    log_path = StudyLayout(root).snakemake_log
     again = "holdbench " + shlex.join(getattr(args, "argv", None) or sys.argv[1:])
+    log = None
+    # another run of the study holds its lock: Snakemake will say so and stop; its log is left alone
+    passthrough = args.verbose or _study_busy(root)
+    if passthrough:
+        print("$ " + shlex.join(cmd), flush=True)
+    else:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = open(log_path, "w", encoding="utf-8")  # noqa: SIM115 - closed below, after Snakemake ends
+        log.write("$ " + shlex.join(cmd) + "\n")
+        log.flush()
+        print(f"[holdbench] running study {study} on {args.cores} core(s); Snakemake's output goes to {log_path} "
+              "(--verbose shows it here)", flush=True)
+    progress = Progress(root, _core_count(args.cores), sys.stdout, tty=False if passthrough else None)
+    follow = _LogLines(log_path) if log is not None else None
     # Snakemake in a process group of its own: a Ctrl-C reaches holdbench only, which passes it on
     # once to Snakemake and every job it started (as Snakemake expects a Ctrl-C: it cancels the jobs;
     # its SIGTERM would wait for the running jobs to finish, hours for a long fit)
-    proc = subprocess.Popen(cmd, start_new_session=True)  # its own process group (Python 3.10 has no process_group=)
+    proc = subprocess.Popen(cmd, start_new_session=True,  # its own process group (Python 3.10 has no process_group=)
+                            stdout=log, stderr=subprocess.STDOUT if log is not None else None)
     stopped: list[str] = []
 
     def stop(signum, frame):
@@ -177,23 +207,98 @@ def _run(args) -> int:
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
-        code = proc.wait()
+        while True:  # poll Snakemake, pass holdbench's own lines of its output on, redraw the progress line
+            code = proc.poll()
+            for line in follow.new_lines() if follow else []:
+                if line.startswith("[holdbench]"):
+                    progress.echo(line)
+            if code is not None:
+                break
+            if not stopped:
+                progress.poll()
+            time.sleep(_POLL_SECONDS)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    results_dir = _results_dir(study)
+        progress.close()
+        if log is not None:
+            log.close()
+    results_dir = _results_dir(study, root.parent)
     if stopped:
         print(stop_line(results_dir, stopped[0], again), file=sys.stderr, flush=True)
         return 130 if stopped[0] == "SIGINT" else 143
     if results_dir is not None:
         print("\n".join(closing_summary(results_dir)), flush=True)
+    if code != 0 and log is not None:
+        print("\n".join(failure_tail(log_path, code)), file=sys.stderr, flush=True)
     return code
 
 
-def _results_dir(study: str) -> Path | None:
-    from benchmark.workflow import results_root
+_POLL_SECONDS = 1.0
+#: lines of Snakemake's log shown when it fails
+FAILURE_LINES = 30
 
-    d = results_root({}) / study
+
+def failure_tail(log_path: Path, code: int, n: int = FAILURE_LINES) -> list[str]:
+    """What `holdbench run` prints when Snakemake fails: the last `n` lines of its log and the log's path."""
+    try:
+        lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        lines = [f"(cannot read the log: {exc})"]
+    head = (f"[holdbench] Snakemake failed (exit status {code}); the last {min(n, len(lines))} line(s) of its "
+            f"output ({log_path}):")
+    return [head, *lines[-n:], f"[holdbench] Snakemake's full output: {log_path}"]
+
+
+class _LogLines:
+    """The complete lines appended to a file since the last call."""
+
+    def __init__(self, path: Path):
+        self.path, self.offset, self.rest = path, 0, b""
+
+    def new_lines(self) -> list[str]:
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(self.offset)
+                data = fh.read()
+        except OSError:
+            return []
+        self.offset += len(data)
+        *lines, self.rest = (self.rest + data).split(b"\n")
+        return [ln.decode("utf-8", errors="replace").rstrip("\r") for ln in lines]
+
+
+def _study_busy(root: Path) -> bool:
+    """Does another invocation hold the study's lock (benchmark.workflow.locks.lock_study)?"""
+    import fcntl
+
+    try:
+        fd = os.open(root / ".lock", os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # conflicts with the holder's exclusive lock
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # and releases the probe
+    return False
+
+
+def _config_pairs(cmd: list[str]) -> dict[str, str]:
+    """The --config KEY=VALUE pairs of a Snakemake command line snakemake_command made (they come last)."""
+    return dict(p.split("=", 1) for p in cmd[cmd.index("--config") + 1:])
+
+
+def _core_count(cores: str) -> int:
+    try:
+        return max(1, int(cores))
+    except ValueError:  # "all"
+        return os.cpu_count() or 1
+
+
+def _results_dir(study: str, results: Path) -> Path | None:
+    d = results / study
     return d if (d / "study.json").exists() else None
 
 

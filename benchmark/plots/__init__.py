@@ -18,10 +18,12 @@ inputs are absent is not drawn.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from matplotlib import rc_context, style
 
+from benchmark.layout import SYNTHETIC
 from benchmark.plots._base import RC, safe
 from benchmark.plots.cell import (
     CELL_FIGURES,
@@ -101,50 +103,156 @@ def _draw(fn, *args) -> Path | None:
         return fn(*args)
 
 
-def make_plots(results, n_jobs: int = 1) -> list[Path]:
-    """Write every figure of a study; returns the paths written (study figures first).
+#: below this many figures to draw, joblib's worker start-up costs more than it saves
+_PARALLEL_FROM = 8
 
-    The figures are independent, so joblib draws them in `n_jobs` worker processes. Study
-    figures of an earlier run that this run does not draw are removed from plots/.
+
+def _source_digest() -> str:
+    """Digest of this package's code and matplotlib's version: a change to either redraws every figure."""
+    import matplotlib
+
+    h = hashlib.sha256(matplotlib.__version__.encode())
+    for f in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(f.name.encode() + f.read_bytes())
+    return h.hexdigest()
+
+
+def _file_digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return "missing"
+
+
+def _frame_text(df) -> str:
+    return df.to_csv(index=False)
+
+
+def _key(code: str, *parts) -> str:
+    h = hashlib.sha256(code.encode())
+    for part in parts:
+        h.update(b"\0" + (part if isinstance(part, bytes) else str(part).encode()))
+    return h.hexdigest()
+
+
+def _study_key(code: str, fn, cells, summary, *extra) -> str:
+    """A study figure's inputs: the cells table (without per-run paths and timings) and the summary."""
+    from benchmark.results import TIMINGS
+
+    drop = [c for c in cells.columns if c in ("path", "overhead_seconds") or c in TIMINGS]
+    sdrop = [c for c in summary.columns if any(c.startswith(t) for t in (*TIMINGS, "overhead_seconds"))]
+    return _key(code, fn.__name__, _frame_text(cells.drop(columns=drop)), _frame_text(summary.drop(columns=sdrop)),
+                *(repr(e) for e in extra))
+
+
+def _drilldown_key(code: str, results, dataset: str, column: str, cells: list) -> str:
+    """A drill-down's inputs: the split files it reads and, per cell of the dataset, its name, status
+    and synthetic table."""
+    parts = [dataset, column]
+    for seed in sorted({c.seed for c in cells}):
+        parts += [_file_digest(results.layout.train(dataset, seed)), _file_digest(results.layout.holdout(dataset, seed))]
+    for c in cells:
+        parts += [c.cell_id, c.ok, bool(c.status.get("holdout_rule")),
+                  _file_digest(results.layout.cell_file(c.dataset, c.seed, c.synthesizer, SYNTHETIC)) if c.ok else ""]
+    return _key(code, "plot_drilldown", *parts)
+
+
+def _cell_key(code: str, fn, cell, artifact: str) -> str:
+    """A cell figure's inputs: its artifact table (the file it was read from), the cell's metrics and name."""
+    import json
+
+    return _key(code, fn.__name__, cell.cell_id, _file_digest(cell.path / f"{artifact}.csv"),
+                json.dumps(cell.metrics, sort_keys=True, default=str))
+
+
+def _read_keys(path: Path) -> dict:
+    import json
+
+    try:
+        obj = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return obj if isinstance(obj, dict) else {}
+
+
+def make_plots(results, n_jobs: int = 1, stats: dict | None = None) -> list[Path]:
+    """Write every figure of a study whose inputs changed; returns the paths of every figure the
+    study has (study figures first), drawn now or kept from an earlier run.
+
+    Each figure is keyed by a digest of the inputs it reads and of the plotting code
+    (results/<study>/.figures.json); a figure whose key is unchanged and whose file is still
+    there is not drawn again. The figures to draw are independent, so joblib draws them in `n_jobs`
+    worker processes. Study figures of an earlier run that this run does not have are removed from
+    plots/. `stats`, when given, receives how many figures were drawn and how many kept.
     """
     from joblib import Parallel, delayed
 
     from benchmark.leaderboard import aggregate
+    from contracts.io import write_json
 
-    plot_dir = results.layout.plots_dir
+    lay = results.layout
+    plot_dir = lay.plots_dir
     cells = results.table
     if cells.empty:
         return []
+    code = _source_digest()
     summary = aggregate(cells, results.specs)
-    tasks: list[tuple] = []
+    tasks: list[tuple[str, Path, tuple]] = []  # (key, the figure's path, (fn, *args))
     for dataset in dict.fromkeys(cells["dataset"]):  # one page per dataset: readable on a laptop screen
         if any(f"F{k}_mean" in summary for k in (1, 2, 3)):
-            tasks.append((plot_fidelity, cells, summary, plot_dir / f"fidelity_{safe(dataset)}.png", [dataset]))
+            out = plot_dir / f"fidelity_{safe(dataset)}.png"
+            tasks.append((_study_key(code, plot_fidelity, cells, summary, dataset), out,
+                          (plot_fidelity, cells, summary, out, [dataset])))
         if "dcr_share_mean" in summary:
-            tasks.append((plot_privacy, cells, summary, plot_dir / f"privacy_{safe(dataset)}.png", [dataset]))
+            out = plot_dir / f"privacy_{safe(dataset)}.png"
+            tasks.append((_study_key(code, plot_privacy, cells, summary, dataset), out,
+                          (plot_privacy, cells, summary, out, [dataset])))
     if "F3_ratio_mean" in summary and "dcr_share_mean" in summary:
-        tasks.append((plot_tradeoff, cells, summary, plot_dir / "tradeoff.png"))
+        out = plot_dir / "tradeoff.png"
+        tasks.append((_study_key(code, plot_tradeoff, cells, summary), out, (plot_tradeoff, cells, summary, out)))
     for group, name, title in _GROUP_FIGURES:
         specs = _group_specs(results.specs, group)
         if specs:
-            tasks.append((plot_group, cells, summary, specs, title, plot_dir / name))
+            tasks.append((_study_key(code, plot_group, cells, summary, specs, title), plot_dir / name,
+                          (plot_group, cells, summary, specs, title, plot_dir / name)))
     for dataset in dict.fromkeys(cells["dataset"]):
+        mine = [c for c in results.cells if c.dataset == dataset]
         for column in drilldown_columns(results, dataset):
             out = plot_dir / f"drilldown_{safe(dataset)}_{safe(column)}.png"
-            tasks.append((plot_drilldown, results.layout, dataset, column, results.cells, out))
+            tasks.append((_drilldown_key(code, results, dataset, column, mine), out,
+                          (plot_drilldown, lay, dataset, column, mine, out)))
     n_study = len(tasks)
     for cell in results.cells:
         if cell.ok:
-            tasks += [(fn, cell, _cell_path(results, cell, artifact))
+            tasks += [(_cell_key(code, fn, cell, artifact), _cell_path(results, cell, artifact),
+                       (fn, cell, _cell_path(results, cell, artifact)))
                       for artifact, (fn, _) in CELL_FIGURES.items() if artifact in cell.artifacts]
-    if n_jobs == 1:
-        drawn = [_draw(*t) for t in tasks]
+    old = _read_keys(lay.figure_keys)
+    keys: dict[str, dict] = {}
+    drawn: list[Path | None] = [None] * len(tasks)
+    todo = []
+    for i, (key, path, _) in enumerate(tasks):
+        rel = str(path.relative_to(lay.root))
+        was = old.get(rel)
+        if isinstance(was, dict) and was.get("key") == key and (path.is_file() or not was.get("drawn")):
+            drawn[i] = path if was.get("drawn") else None
+            keys[rel] = was
+        else:
+            todo.append(i)
+    if n_jobs == 1 or len(todo) < _PARALLEL_FROM:
+        new = [_draw(*tasks[i][2]) for i in todo]
     else:
-        drawn = Parallel(n_jobs=n_jobs)(delayed(_draw)(*t) for t in tasks)
+        new = Parallel(n_jobs=n_jobs)(delayed(_draw)(*tasks[i][2]) for i in todo)
+    for i, p in zip(todo, new):
+        drawn[i] = p
+        keys[str(tasks[i][1].relative_to(lay.root))] = {"key": tasks[i][0], "drawn": p is not None}
     written = [p for p in drawn if p]
     if plot_dir.is_dir():
         keep = {p for p in drawn[:n_study] if p}
         for stale in plot_dir.glob("*.png"):
             if stale not in keep:
                 stale.unlink()
+    write_json(lay.figure_keys, keys)
+    if stats is not None:
+        stats.update(drawn=len(todo), kept=len(tasks) - len(todo))
     return written

@@ -19,10 +19,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmark.config import split_overrides
+from benchmark.config import DEFAULT_COST, split_overrides, synthesizer_cost
 from benchmark.data import dataset_config, dataset_schema, load_dataset
 from benchmark.isolation import STUDY_ENV, sweep
-from benchmark.layout import StudyLayout
+from benchmark.layout import STATUS_JSON, StudyLayout
 from benchmark.study import Study, load_study
 from benchmark.workflow import results_root
 from benchmark.workflow.cellconfig import run_snapshot, split_snapshot, synth_snapshot
@@ -31,6 +31,11 @@ from benchmark.workflow.locks import clear_stale_locks, invocation_mode, lock_st
 from contracts.io import write_text
 
 PENDING = "pending"
+#: Snakemake priority of a cell's generate job by the synthesizer's `cost` (benchmark.config.synthesizer_cost):
+#: with free cores the scheduler starts cheap cells first, so first results appear within minutes
+GENERATE_PRIORITY = {"cheap": 20, "moderate": 10, "expensive": 0}
+#: splits and evaluations go before any fit: they unblock cells and finish what has started
+FINISH_PRIORITY = 30
 
 
 @dataclass
@@ -42,6 +47,12 @@ class Plan:
     mode: str
     pending: set[Path] = field(default_factory=set)
     redo: dict[tuple, str] = field(default_factory=dict)
+    costs: dict[str, str] = field(default_factory=dict)
+    """synthesizer -> its cost (cheap, moderate, expensive)"""
+
+    def priority(self, synth: str) -> int:
+        """The Snakemake priority of a generate job of `synth`."""
+        return GENERATE_PRIORITY[self.costs.get(synth, DEFAULT_COST)]
 
     @property
     def layout(self) -> StudyLayout:
@@ -113,8 +124,9 @@ def prepare(config: dict, workflow=None) -> Plan:
         if left:
             print(f"[holdbench] killed {len(left)} process(es) left by an interrupted run of {study.name}")
     os.environ[STUDY_ENV] = str(root.resolve())
+    costs = {s: synthesizer_cost(s) for s in study.synthesizers}
     if mode == "job":
-        return Plan(study, root, mode)
+        return Plan(study, root, mode, costs=costs)
     for d in study.datasets:
         # load (and cache) every dataset now: a bad table stops the run before any job starts
         load_dataset(d) if study.split == "random" else dataset_schema(d)
@@ -122,6 +134,7 @@ def prepare(config: dict, workflow=None) -> Plan:
     old_run = _old_run(lay.run_config)
     todo = repairs(study, lay, files, old_run)
     changed = {p for p, obj in files.items() if _read_text(p) != _text(obj)}
+    lost = _collect_lost(study, lay)
     if mode == "run":
         for p in sorted(changed):
             write_text(p, _text(files[p]))
@@ -129,13 +142,34 @@ def prepare(config: dict, workflow=None) -> Plan:
             for f in r.remove(lay, list(study.synthesizers)):
                 f.unlink(missing_ok=True)
             print(f"[holdbench] {r.where}: recomputing {r.job}: {r.reason}")
-        return Plan(study, root, mode)
+        if lost:  # Snakemake would call the collect job up to date and not look at its inputs
+            lay.collect_marker.unlink(missing_ok=True)
+            print(f"[holdbench] {lost}: collecting again")
+        return Plan(study, root, mode, costs=costs)
     print("[holdbench] dry run: nothing is written; the plan below shows what a real run would do")
     for p in sorted(changed & {f for f in files if f.parent == lay.config_dir}):
         print(f"[holdbench] a real run would first update {p} (config changed)")
     for r in todo:
         print(f"[holdbench] {r.where}: a real run would recompute {r.job}: {r.reason}")
-    return Plan(study, root, mode, changed, {(r.job, r.dataset, r.seed, r.synthesizer): r.reason for r in todo})
+    redo = {(r.job, r.dataset, r.seed, r.synthesizer): r.reason for r in todo}
+    if lost:
+        print(f"[holdbench] {lost}: a real run would collect again")
+        redo[("collect", "", 0, None)] = "missing outputs"
+    return Plan(study, root, mode, changed, redo, costs)
+
+
+def _collect_lost(study: Study, lay: StudyLayout) -> str:
+    """Why the collect job must run although its marker is there ('' if it need not): a collected
+    file or a cell's status.json is missing (removed by hand, or a cell interrupted in a rerun).
+    Snakemake alone would call the job up to date: its output is newer than the inputs it finds."""
+    if not lay.collect_marker.exists():
+        return ""
+    gone = [p.name for p in (lay.leaderboard_csv, lay.leaderboard_md, lay.report) if not p.exists()]
+    cells = [c for c in study.cells() if not lay.cell_file(c.dataset, c.seed, c.synthesizer, STATUS_JSON).exists()]
+    why = [f"{', '.join(gone)} missing"] if gone else []
+    if cells:
+        why.append(f"{len(cells)} cell(s) without {STATUS_JSON}")
+    return "; ".join(why)
 
 
 def _old_run(path: Path) -> dict | None:

@@ -73,17 +73,17 @@ def test_collect_never_crashes_on_odd_directories(study_factory):
     assert set(cells["dataset"]) == {"alpha", "beta"}
 
 
-def test_aggregate_means_and_t_interval_over_two_seeds(study):
+def test_aggregate_two_seeds_show_their_range_not_a_t1_interval(study):
     summary = aggregate(load_results(study.path).table, PAPER_SPECS)
     row = summary[(summary["dataset"] == "alpha") & (summary["synthesizer"] == "gauss")].iloc[0]
-    assert (row["n_seeds"], row["n_ok"]) == (2, 2)
+    assert (row["n_seeds"], row["n_ok"], row["interval"]) == (2, 2, "range")
     for metric in ("F2", "dcr_share", "F3_ratio"):
         values = [study.metrics[("alpha", "gauss", seed)][metric] for seed in study.seeds]
         mean = statistics.mean(values)
         half = T975[1] * statistics.stdev(values) / math.sqrt(2)
         assert row[f"{metric}_mean"] == pytest.approx(mean)
-        assert row[f"{metric}_ci_low"] == pytest.approx(mean - half)
-        assert row[f"{metric}_ci_high"] == pytest.approx(mean + half)
+        assert (row[f"{metric}_ci_low"], row[f"{metric}_ci_high"]) == (min(values), max(values))
+        assert row[f"{metric}_ci_low"] != pytest.approx(mean - half)  # not the t(1) interval
 
 
 def test_aggregate_single_ok_seed_uses_wilson_for_dcr_share_only(study):
@@ -108,6 +108,7 @@ def test_aggregate_three_seeds_by_hand():
     row = aggregate(cells, PAPER_SPECS).iloc[0]
     assert (row["n_seeds"], row["n_ok"], row["F2_mean"]) == (4, 3, 2.0)
     assert row["F2_ci_high"] == pytest.approx(2.0 + T975[2] / math.sqrt(3))
+    assert row["interval"] == "t95"
     assert "timeout" in row["statuses"]
 
 
@@ -137,10 +138,12 @@ def test_write_leaderboard_files(study):
 def test_markdown_shows_failed_cells_with_reason_and_legend(study):
     md = write_leaderboard(load_results(study.path))["md"].read_text()
     assert "## alpha" in md and "## beta" in md
-    assert "ctgan seed1: **error** at generate" in md
+    d, syn, k = study.error_cell
+    assert f"{d}/seed{k}/{syn}: **error** at generate" in md  # the canonical cell name
     assert "generator diverged \\| loss=nan \\<b\\>bold\\</b\\>" in md and "&lt;" not in md
     assert "<b>bold</b>" not in md
-    assert f"gauss seed0: **skipped** — {study.skipped_reason}" in md
+    d, syn, k = study.skipped_cell
+    assert f"{d}/seed{k}/{syn}: **skipped** — {study.skipped_reason}" in md
     assert "1 is ideal" in md and "0.5 is ideal" in md
     gauss_alpha = next(line for line in md.splitlines() if line.startswith("| gauss | ok |"))
     mean_f2 = statistics.mean(study.metrics[("alpha", "gauss", k)]["F2_ratio"] for k in study.seeds)

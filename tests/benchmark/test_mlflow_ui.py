@@ -25,7 +25,9 @@ import pytest
 
 mlflow = pytest.importorskip("mlflow")
 
-from benchmark.tracking import log_study
+from mlflow.tracking import MlflowClient
+
+from benchmark.tracking import FAILED_METRIC, VIEW_KEY, log_study
 
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
 pytestmark = [pytest.mark.slow,
@@ -44,11 +46,11 @@ def server(study_factory, tmp_path_factory):
     study = study_factory(name="ui")
     tmp = tmp_path_factory.mktemp("mlflow_ui")
     uri = f"sqlite:///{tmp / 'mlflow.db'}"
-    info = log_study(study.path, uri)
+    info = {**log_study(study.path, uri), "uri": uri}
     port = _free_port()
     log = open(tmp / "server.log", "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen([sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri, "--host", "127.0.0.1",
-                             "--port", str(port)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                             "--port", str(port), "--workers", "1"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                             env={**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true"})
     base = f"http://127.0.0.1:{port}"
     try:
@@ -97,14 +99,28 @@ def runs_page(server):
     return page
 
 
+def _colindex(page: str, column: str) -> int:
+    m = re.search(rf'aria-colindex="(\d+)"[^>]*col-id="{re.escape(column)}"', page)
+    assert m, column
+    return int(m.group(1))
+
+
 def test_documented_address_lands_on_runs_table_with_headline_metrics(runs_page, server):
-    _, _, study, _ = server
+    _, info, study, _ = server
     for column in ("metrics.`dcr_share`", "metrics.`F1_ratio`", "metrics.`F2_ratio`", "metrics.`F3_ratio`",
-                   "tags.`status`", "params.`synthesizer`"):
+                   f"metrics.`{FAILED_METRIC}`"):
         assert f'col-id="{column}"' in runs_page, column
+    # the identity is the first column (the run name DATASET/seedK/SYNTHESIZER), the gate verdict the first
+    # number: MLflow draws every metric column before any param or tag, so these are what fits on screen
     for d, s, k in study.keys:
-        assert f">{d}/{s}/seed{k}<" in runs_page
+        assert f">{d}/seed{k}/{s}<" in runs_page
+    assert _colindex(runs_page, f"metrics.`{FAILED_METRIC}`") < _colindex(runs_page, "metrics.`F1_ratio`")
     assert "No data available" not in runs_page  # not the GenAI overview
+    # status, gates, dataset, synthesizer and seed are in the view, after the metrics (scroll right)
+    exp = MlflowClient(tracking_uri=info["uri"]).get_experiment(info["experiment_id"])
+    view = json.loads(exp.tags[f"mlflow.sharedViewState.{VIEW_KEY}"])
+    for column in ("tags.`status`", "tags.`gates`", "params.`dataset`", "params.`synthesizer`", "params.`seed`"):
+        assert column in view["selectedColumns"], column
 
 
 def _status_icon(page: str, run_id: str) -> str:
@@ -138,7 +154,7 @@ def test_compare_view_of_two_synthesizers(server):
     runs = [info["runs"]["ui/alpha/seed0/gauss"], info["runs"]["ui/alpha/seed0/ctgan"]]
     url = f"{base}/#/compare-runs?runs={json.dumps(runs)}&experiments={json.dumps([info['experiment_id']])}"
     page = _chromium(url.replace(" ", ""), tmp)
-    assert "alpha/gauss/seed0" in page and "alpha/ctgan/seed0" in page
+    assert "alpha/seed0/gauss" in page and "alpha/seed0/ctgan" in page
     assert "dcr_share" in page and "F3_ratio" in page
     png = tmp / "compare.png"
     _chromium(url.replace(" ", ""), tmp, screenshot=png)

@@ -49,7 +49,7 @@ def test_one_run_per_cell_plus_study_run(logged, store):
     assert set(result["runs"]) == expected_ids
     runs = _active_runs(client, result["experiment_id"])
     names = sorted(r.info.run_name for r in runs)
-    assert names == sorted([f"{d}/{syn}/seed{k}" for d, syn, k in s.keys] + ["study"])
+    assert names == sorted([f"{d}/seed{k}/{syn}" for d, syn, k in s.keys] + ["study"])  # the canonical name
     assert {r.data.tags[CELL_TAG] for r in runs} == expected_ids | {"trk"}
 
 

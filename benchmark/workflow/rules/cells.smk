@@ -20,6 +20,7 @@ rule generate:
     benchmark:
         L.benchmark("generate", "{dataset}", "{seed}", "{synth}")
     threads: 1
+    priority: lambda wc: PLAN.priority(wc.synth)
     resources:
         mem_mb=int(STUDY.memory_gb * 1024),
         runtime=max(1, int(STUDY.timeout_seconds // 60) + 1),
@@ -44,6 +45,7 @@ rule evaluate_shard:
     wildcard_constraints:
         shard=r"\d+",
     threads: STUDY.metrics.get("n_jobs", 1)
+    priority: FINISH_PRIORITY
     resources:
         mem_mb=int(STUDY.memory_gb * 1024),
         runtime=max(1, int(STUDY.timeout_seconds // 60) + 1),
@@ -69,6 +71,7 @@ rule evaluate:
     benchmark:
         L.benchmark("evaluate", "{dataset}", "{seed}", "{synth}")
     threads: STUDY.metrics.get("n_jobs", 1)
+    priority: FINISH_PRIORITY
     resources:
         mem_mb=int(STUDY.memory_gb * 1024),
         runtime=max(1, int(STUDY.timeout_seconds // 60) + 1),

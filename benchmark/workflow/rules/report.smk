@@ -2,14 +2,17 @@ CELL_STATUS = [L.cell_file(c.dataset, c.seed, c.synthesizer, STATUS_JSON) for c 
 
 
 rule collect:
-    """Leaderboard (csv, md), plots and the HTML report of the study, from one read of its cells."""
+    """Leaderboard (csv, md), plots and the HTML report of the study, from one read of its cells.
+
+    Its declared output is a marker written last: Snakemake deletes a job's declared outputs before
+    running it, and the previous report must stay readable until the job replaces it (every file is
+    written atomically). Only figures whose inputs changed are drawn again."""
     input:
         CELL_STATUS,
         study=PLAN.snapshot(L.study_json),
+        redo=PLAN.redo_inputs("collect", "", 0),
     output:
-        csv=L.leaderboard_csv,
-        md=L.leaderboard_md,
-        html=L.report,
+        L.collect_marker,
     threads: 2
     log:
         L.log("collect"),

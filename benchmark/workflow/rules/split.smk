@@ -11,6 +11,7 @@ rule split:
         L.log("split", "{dataset}", "{seed}"),
     benchmark:
         L.benchmark("split", "{dataset}", "{seed}")
+    priority: FINISH_PRIORITY
     resources:
         mem_mb=4000,
         runtime=30,
