@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install holdbench and everything it needs on a fresh Debian machine (idempotent).
 #   bash .ci/install.sh                  R (base, rpart) for the rpy2 bridge, Chromium for the MLflow UI
-#                                        test, CPU torch, holdbench, anonymeter's own venv
+#                                        test, CPU torch, holdbench, the plug-in venvs (anonymeter,
+#                                        the DP and forest generators)
 #   bash .ci/install.sh --with-synthpop  also R's synthpop from CRAN (where CRAN is reachable)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,15 +42,19 @@ else
 fi
 say "holdbench and its Python dependencies (pip install -e .[dev,r]; 2-8 minutes on a fresh machine)"
 $PIP -e ".[dev,r]"
-# anonymeter 1.1 pins numpy < 1.27: it gets its own venv, where metrics/anonymeter_bridge.py looks
-# for it; reinstalled only when the pinned requirements change
-ANON_VENV=.venv-anonymeter
-ANON_REQ=metrics/anonymeter_requirements.txt
-ANON_SUM=$(sha256sum "$ANON_REQ" | cut -d' ' -f1)
-if [ "$(cat "$ANON_VENV/.requirements.sha256" 2>/dev/null)" != "$ANON_SUM" ]; then
-  say "anonymeter's own venv in $ANON_VENV (its numpy < 1.27 pin; about 1 minute)"
-  python3 -m venv "$ANON_VENV"
-  "$ANON_VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$ANON_REQ"
-  echo "$ANON_SUM" > "$ANON_VENV/.requirements.sha256"
-fi
+# plug-in venvs (contracts/plugin_env.py lists them: anonymeter, whose numpy < 1.27 pin cannot share
+# this environment, and the DP and forest generators): each from its fully pinned requirements file
+# with --no-deps, reinstalled only when that file changes (its sha256 is stamped in the venv)
+while IFS=$'\t' read -r NAME VENV REQ WHY; do
+  SUM=$(sha256sum "$REQ" | cut -d' ' -f1)
+  if [ "$(cat "$VENV/.requirements.sha256" 2>/dev/null)" != "$SUM" ]; then
+    say "$NAME's own venv in $VENV ($WHY; about 1 minute)"
+    rm -rf "$VENV"
+    python3 -m venv "$VENV"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps -r "$REQ"
+    echo "$SUM" > "$VENV/.requirements.sha256"
+  else
+    say "$NAME's own venv in $VENV: already installed"
+  fi
+done < <(python3 -m contracts.plugin_env)
 say "done"

@@ -39,47 +39,37 @@ from __future__ import annotations
 import json
 import math
 import os
-import resource
-import shlex
-import signal
-import subprocess
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from contracts import plugin_env
 from metrics.registry import EvalData, MetricFamily, metric
 
-REPO = Path(__file__).resolve().parents[1]
+ENV = plugin_env.PLUGINS["anonymeter"]
 WORKER = Path(__file__).with_name("_anonymeter_worker.py")
-REQUIREMENTS = Path(__file__).with_name("anonymeter_requirements.txt")
-DEFAULT_VENV = REPO / ".venv-anonymeter"
-PYTHON_ENV_VAR = "HOLDBENCH_ANONYMETER_PYTHON"
+REQUIREMENTS = ENV.requirements_path
+DEFAULT_VENV = ENV.venv
+PYTHON_ENV_VAR = ENV.env_var
 EVALUATORS = ("singling_uni", "singling_multi", "linkability", "inference")
 LINK_SPLITS = ("halves", "qi")
 REGRESSION_MIN_LEVELS = 20
 """A numeric secret with more distinct values in T than this is guessed as a regression (anonymeter's
 5% relative tolerance); otherwise, and for a categorical secret, a guess must match exactly."""
-_MISSING_EXIT = 3
 _NOT_MEANINGFUL = ("as good or worse as baseline", "control attack is 100%")
 
 
-def install_command(venv: Path = DEFAULT_VENV) -> str:
+def install_command() -> str:
     """The shell command that creates the isolated interpreter the bridge looks for by default."""
-    v = shlex.quote(str(venv))
-    return (f"python3 -m venv {v} && {v}/bin/python -m pip install -r "
-            f"{shlex.quote(str(REQUIREMENTS))}")
+    return ENV.install_command()
 
 
 def anonymeter_python(override: str | os.PathLike | None = None) -> Path:
     """The interpreter to run: the option, else $HOLDBENCH_ANONYMETER_PYTHON, else the repo's venv."""
-    if override:
-        return Path(override)
-    env = os.environ.get(PYTHON_ENV_VAR)
-    return Path(env) if env else DEFAULT_VENV / "bin" / "python"
+    return ENV.python(override)
 
 
 def _risk(label: str, what: str) -> object:
@@ -199,19 +189,10 @@ class Anonymeter(MetricFamily):
         self.timeout_seconds, self.python = float(timeout_seconds), python
 
     def unavailable(self) -> str | None:
-        """Why anonymeter cannot run here (no interpreter, or a venv without the package), or None.
-
-        Cheap (two file-system looks), so the harness can ask before every run and re-evaluate
-        cells that got n/a while it was missing."""
-        python = anonymeter_python(self.python)
-        where = ("" if python == DEFAULT_VENV / "bin" / "python"
-                 else f" (or point {PYTHON_ENV_VAR} at an interpreter that has it; {python} not found)")
-        if not python.exists():
-            return f"anonymeter not installed: {install_command()}{where}"
-        site = list(python.parent.parent.glob("lib/python*/site-packages"))
-        if site and not any((d / "anonymeter").is_dir() for d in site):
-            return f"anonymeter not installed: {install_command()} ({python.parent.parent} has no anonymeter package)"
-        return None
+        """Why anonymeter cannot run here (no interpreter, a venv without the package or built from
+        other requirements), or None. Cheap (file-system looks), so the harness can ask before every
+        run and re-evaluate cells that got n/a while it was missing."""
+        return ENV.unavailable(self.python)
 
     def compute(self, data: EvalData) -> AnonymeterResult:
         columns = list(data.train.columns)
@@ -280,60 +261,12 @@ class Anonymeter(MetricFamily):
 
 
 def run_worker(python: Path, workdir: Path, timeout: float, n_jobs: int = 1) -> tuple[dict, float, float]:
-    """Run the worker on a prepared directory; (parsed result.json, wall seconds, CPU seconds).
-
-    Raises RuntimeError naming anonymeter with the tail of the worker's stderr when it exits
-    non-zero (other than the 'not installed' code), times out, or leaves no readable JSON.
-    """
-    threads = str(max(1, int(n_jobs)))
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
-    env.update(OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads,
-               NUMBA_NUM_THREADS=threads, POLARS_MAX_THREADS=threads)
-    err_path = workdir / "worker.stderr"
-    start, usage = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    with open(err_path, "wb") as err, open(workdir / "worker.stdout", "wb") as out:
-        proc = subprocess.Popen([str(python), "-I", str(WORKER), str(workdir)], stdout=out, stderr=err,
-                                cwd=workdir, env=env, start_new_session=True)
-        try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            raise RuntimeError(f"anonymeter worker timed out after {timeout:g} s ({python}); stderr tail:\n"
-                               f"{_tail(err_path)}") from None
-    seconds, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - usage.ru_utime) + (after.ru_stime - usage.ru_stime)
-    result = workdir / "result.json"
-    if code not in (0, _MISSING_EXIT):
-        raise RuntimeError(f"anonymeter worker failed with exit code {code} ({python}); stderr tail:\n"
-                           f"{_tail(err_path)}")
-    try:
-        payload = json.loads(result.read_text())
-    except (OSError, ValueError) as exc:
-        raise RuntimeError(f"anonymeter worker wrote no readable result.json ({exc}); stderr tail:\n"
-                           f"{_tail(err_path)}") from None
-    if code == _MISSING_EXIT:
-        return {"missing": str(payload.get("missing", "anonymeter cannot be imported"))}, seconds, cpu
-    if not isinstance(payload, dict) or not isinstance(payload.get("results"), dict):
-        raise RuntimeError(  # noqa: TRY004 - a broken worker, not a caller's wrong type
-            f"anonymeter worker result.json has no 'results' object: {str(payload)[:300]}")
+    """Run the worker on a prepared directory (contracts.plugin_env.run_worker); (parsed result.json,
+    wall seconds, CPU seconds), or ({"missing": ...}, ...) when anonymeter cannot be imported there."""
+    payload, seconds, cpu = plugin_env.run_worker("anonymeter", python, WORKER, workdir, timeout, n_jobs)
+    if "missing" not in payload and not isinstance(payload.get("results"), dict):
+        raise RuntimeError(f"anonymeter worker result.json has no 'results' object: {str(payload)[:300]}")
     return payload, seconds, cpu
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    """End the worker and whatever it started (its own session, so only processes we started)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait()
-
-
-def _tail(path: Path, n: int = 20) -> str:
-    try:
-        lines = path.read_text(errors="replace").splitlines()
-    except OSError:
-        return "(no stderr)"
-    return "\n".join(lines[-n:]) or "(empty stderr)"
 
 
 def _evaluator_fields(name: str, res: object) -> dict[str, object]:

@@ -24,6 +24,7 @@ from pathlib import Path
 from matplotlib import rc_context, style
 
 from benchmark.layout import SYNTHETIC
+from benchmark.plots import frontier
 from benchmark.plots._base import RC, safe
 from benchmark.plots.cell import (
     CELL_FIGURES,
@@ -57,6 +58,7 @@ STUDY_FIGURES = (
     ("utility.png", "Utility: the headline utility metrics (pMSE ratio, TSTR AUC ratio) per synthesizer."),
     ("attacks.png", "Attacks: the headline membership-inference metrics per synthesizer (AUC 0.5 ideal)."),
     ("disclosure.png", "Attribute disclosure: the disclosure metrics per synthesizer."),
+    (frontier.FIGURE, frontier.CAPTION),
     ("drilldown_{dataset}_*.png", ("Marginal drill-down: share of records per bucket in T, H and S (paper Figures "
                                   "6-8); the first numeric bucket includes its left edge.")),
 )
@@ -210,6 +212,7 @@ def make_plots(results, n_jobs: int = 1, stats: dict | None = None) -> list[Path
     if "F3_ratio_mean" in summary and "dcr_share_mean" in summary:
         out = plot_dir / "tradeoff.png"
         tasks.append((_study_key(code, plot_tradeoff, cells, summary), out, (plot_tradeoff, cells, summary, out)))
+    tasks += frontier.frontier_tasks(code, cells, summary, plot_dir, _study_key)
     for group, name, title in _GROUP_FIGURES:
         specs = _group_specs(results.specs, group)
         if specs:
