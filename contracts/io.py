@@ -52,6 +52,16 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
         tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=_json_default) + "\n")
 
 
+def read_json_object(path: str | os.PathLike) -> dict:
+    """The JSON object in `path`, or {} when the file is missing, unreadable or not an object (for
+    files read while other jobs may be writing them: a progress poll, a cache of figure keys)."""
+    try:
+        obj = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    return obj if isinstance(obj, dict) else {}
+
+
 def write_text(path: str | os.PathLike, text: str) -> None:
     with atomic_path(path) as tmp:
         tmp.write_text(text)

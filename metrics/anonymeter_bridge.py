@@ -51,9 +51,6 @@ from metrics.registry import EvalData, MetricFamily, metric
 
 ENV = plugin_env.PLUGINS["anonymeter"]
 WORKER = Path(__file__).with_name("_anonymeter_worker.py")
-REQUIREMENTS = ENV.requirements_path
-DEFAULT_VENV = ENV.venv
-PYTHON_ENV_VAR = ENV.env_var
 EVALUATORS = ("singling_uni", "singling_multi", "linkability", "inference")
 LINK_SPLITS = ("halves", "qi")
 REGRESSION_MIN_LEVELS = 20

@@ -14,7 +14,6 @@ The parent process polls the directory every few seconds while Snakemake runs:
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import shutil
@@ -25,6 +24,7 @@ from typing import TextIO
 
 from benchmark.isolation import SCRATCH_PREFIX
 from benchmark.layout import GENERATE_JSON, STATUS_JSON, StudyLayout
+from contracts.io import read_json_object
 
 #: seconds between two scans of the results directory; between two lines when stdout is no terminal
 SCAN_SECONDS = 3.0
@@ -51,17 +51,9 @@ def _mtime(path: Path) -> float | None:
         return None
 
 
-def _json(path: Path) -> dict:
-    try:
-        obj = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return obj if isinstance(obj, dict) else {}
-
-
 def study_cells(root: Path) -> list[tuple[str, str, int]] | None:
     """(dataset, synthesizer, seed) of every cell study.json declares, or None without one."""
-    study = _json(StudyLayout(root).study_json)
+    study = read_json_object(StudyLayout(root).study_json)
     try:
         return [(str(d), str(s), int(k)) for d in study["datasets"] for s in study["synthesizers"]
                 for k in study["seeds"]]
@@ -89,10 +81,10 @@ def scan(root: Path, cells: list[tuple[str, str, int]], now: float | None = None
             started = min(scratch)
             elapsed = now - started
             if gen_t is not None and gen_t <= started:  # evaluating: the generate stage counts too
-                elapsed += float(_json(cdir / GENERATE_JSON).get("job_wall_seconds") or 0)
+                elapsed += float(read_json_object(cdir / GENERATE_JSON).get("job_wall_seconds") or 0)
             out.running[name] = (synth, max(elapsed, 0.0))
         elif status_t is not None and gen_t is not None and gen_t <= status_t:
-            wall = _json(cdir / STATUS_JSON).get("wall_seconds")
+            wall = read_json_object(cdir / STATUS_JSON).get("wall_seconds")
             ok = isinstance(wall, (int, float)) and not isinstance(wall, bool) and math.isfinite(wall)
             out.done[name] = (synth, float(wall) if ok else None)
         else:

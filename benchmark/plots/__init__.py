@@ -167,16 +167,6 @@ def _cell_key(code: str, fn, cell, artifact: str) -> str:
                 json.dumps(cell.metrics, sort_keys=True, default=str))
 
 
-def _read_keys(path: Path) -> dict:
-    import json
-
-    try:
-        obj = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return obj if isinstance(obj, dict) else {}
-
-
 def make_plots(results, n_jobs: int = 1, stats: dict | None = None) -> list[Path]:
     """Write every figure of a study whose inputs changed; returns the paths of every figure the
     study has (study figures first), drawn now or kept from an earlier run.
@@ -190,7 +180,7 @@ def make_plots(results, n_jobs: int = 1, stats: dict | None = None) -> list[Path
     from joblib import Parallel, delayed
 
     from benchmark.leaderboard import aggregate
-    from contracts.io import write_json
+    from contracts.io import read_json_object, write_json
 
     lay = results.layout
     plot_dir = lay.plots_dir
@@ -230,7 +220,7 @@ def make_plots(results, n_jobs: int = 1, stats: dict | None = None) -> list[Path
             tasks += [(_cell_key(code, fn, cell, artifact), _cell_path(results, cell, artifact),
                        (fn, cell, _cell_path(results, cell, artifact)))
                       for artifact, (fn, _) in CELL_FIGURES.items() if artifact in cell.artifacts]
-    old = _read_keys(lay.figure_keys)
+    old = read_json_object(lay.figure_keys)
     keys: dict[str, dict] = {}
     drawn: list[Path | None] = [None] * len(tasks)
     todo = []
