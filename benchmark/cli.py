@@ -9,6 +9,7 @@ import sys
 #: modules exposing register(subparsers); each adds one subcommand with set_defaults(func=...)
 _COMMANDS = (
     "benchmark.commands.check",
+    "benchmark.commands.compare",
     "benchmark.commands.data",
     "benchmark.commands.evaluate",
     "benchmark.commands.study",

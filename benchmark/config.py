@@ -367,11 +367,17 @@ def check_constructor(name: str, cfg: dict, group: str = "synthesizer") -> type:
     except Exception as exc:  # noqa: BLE001 - hydra wraps ImportError in several ways
         raise ConfigError(f"{group} {name!r}: cannot import _target_ {target!r}: {_one_line(exc)}") from None
     if group == "synthesizer":
-        from synthesizers.base import Synthesizer as base
+        from synthesizers.base import Synthesizer
+        from synthesizers.sequential import SequentialSynthesizer
+
+        bases: tuple[type, ...] = (Synthesizer, SequentialSynthesizer)
     else:
-        from metrics.registry import MetricFamily as base
-    if not (isinstance(cls, type) and issubclass(cls, base)):
-        raise ConfigError(f"{group} {name!r}: {target} is not a {base.__module__}.{base.__name__}")
+        from metrics.registry import MetricFamily
+
+        bases = (MetricFamily,)
+    if not (isinstance(cls, type) and issubclass(cls, bases)):
+        raise ConfigError(f"{group} {name!r}: {target} is not a "
+                          + " or a ".join(f"{b.__module__}.{b.__name__}" for b in bases))
     params = inspect.signature(cls.__init__).parameters
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     unknown = sorted(k for k in cfg if not k.startswith("_") and k not in params)
@@ -382,6 +388,21 @@ def check_constructor(name: str, cfg: dict, group: str = "synthesizer") -> type:
         )
     check_argument_types(f"{group} {name!r}", cls, cfg)
     return cls
+
+
+def is_sequential(cfg: dict) -> bool:
+    """True when a resolved synthesizer config (`synthesizer_config`) or a metrics family config builds a
+    sequential (subject + event) class: a synthesizers.sequential.SequentialSynthesizer or a
+    metrics.sequential.SequentialFamily. That is how a study tells sequential synthesizers and metric
+    families from flat ones: by their class, not by their name or directory."""
+    cls = _locate(cfg["_target_"])
+    from synthesizers.sequential import SequentialSynthesizer
+
+    if issubclass(cls, SequentialSynthesizer):
+        return True
+    from metrics.sequential import SequentialFamily
+
+    return issubclass(cls, SequentialFamily)
 
 
 def _locate(path: str) -> Any:

@@ -55,19 +55,20 @@ def dataset_config(name: str) -> dict:
     return cfg
 
 
-def _flat_config(name: str) -> dict:
+def flat_config(name: str) -> dict:
     """dataset_config, refusing a sequential (subject + event) dataset: the flat loader cannot read it."""
     cfg = dataset_config(name)
     if cfg["source"] == "sequential":
-        raise ConfigError(f"dataset {name!r} is a sequential (subject + event) dataset: flat studies, "
-                          "`holdbench load` and `holdbench evaluate --dataset` cannot use it yet; "
-                          "load it with benchmark.sequential_data.load_sequential")
+        raise ConfigError(f"dataset {name!r} is a sequential (subject + event) dataset: it has no flat table. "
+                          "Use it in a sequential study (`holdbench run sequential`), or give `holdbench "
+                          "evaluate`/`check` its pairs of files (--train-subjects, --train-events, "
+                          "--holdout-subjects, --holdout-events, --synthetic-subjects, --synthetic-events)")
     return cfg
 
 
 def dataset_schema(name: str) -> Schema:
     """Schema of a dataset; for a file dataset it is inferred from the file (SPEC §1)."""
-    cfg = _flat_config(name)
+    cfg = flat_config(name)
     if cfg["source"] == "file":
         return _file_schema(cfg, _read_user_file(cfg))
     return _config_schema(cfg)
@@ -80,7 +81,7 @@ def _config_schema(cfg: dict) -> Schema:
 
 def load_dataset(name: str, use_cache: bool = True) -> pd.DataFrame:
     """The canonical table of a dataset (validated; cached as parquet)."""
-    cfg = _flat_config(name)
+    cfg = flat_config(name)
     key = _cache_key(cfg)
     cached = cache_dir() / f"{name}-{key}.parquet"
     if use_cache and cached.exists():

@@ -58,6 +58,10 @@ class Target:
     """Significance level of the one-sided test."""
     max_effect: float = 0.02
     """Largest tolerated A - 0.5 (probability of superiority minus one half)."""
+    artifact: str | None = None
+    """The artifact table a test reads: by default dcr_histogram (dcr) or nndr_distribution (nndr); a table
+    with the same columns under another name, e.g. seq_dcr_histogram or subject_nndr_distribution of a
+    sequential cell (one distance per subject)."""
     metric: str | None = None
     """A registry metric name (or the name of one end of its interval)."""
     min: float | None = None
@@ -87,6 +91,15 @@ class Gates:
     source: str
     targets: tuple[Target, ...]
     description: str = ""
+
+
+#: the gates a study is judged with unless told otherwise, by its kind (study.json's `kind`)
+DEFAULT_GATES = {"flat": "default", "sequential": "sequential"}
+
+
+def default_gates(study: dict) -> str:
+    """conf/gates/<name> of a study's kind: default (flat tables) or sequential (subject + event data)."""
+    return DEFAULT_GATES.get(str(study.get("kind") or "flat"), DEFAULT_GATES["flat"])
 
 
 def gates_path(name_or_path: str | Path) -> Path:
@@ -155,9 +168,10 @@ def _target_problem(body: dict) -> str:
     if "test" in body and "metric" in body:
         return "a target has either `test:` or `metric:`, not both"
     if "test" in body:
-        extra = sorted(set(body) - {"test", "alpha", "max_effect", "required", "description"})
+        extra = sorted(set(body) - {"test", "alpha", "max_effect", "artifact", "required", "description"})
         if extra:
-            return f"unknown key(s) {extra} for a test target (known: alpha, max_effect, required, description)"
+            return (f"unknown key(s) {extra} for a test target (known: alpha, max_effect, artifact, required, "
+                    "description)")
         return f"test must be dcr or nndr, alpha in (0, 1), max_effect in [0, 0.5]; got {body}"
     if "metric" in body:
         extra = sorted(set(body) - {"metric", "min", "max", "use", "required", "description"})
@@ -247,14 +261,22 @@ def shift_test(values_s: np.ndarray, counts_s: np.ndarray, values_r: np.ndarray,
     return ShiftTest(a - 0.5, p, n_s, n_r)
 
 
-def _dcr_inputs(cell) -> tuple[tuple, str] | str:
-    table = cell.artifacts.get("dcr_histogram")
+#: the artifact table each test reads unless its target names another
+TEST_ARTIFACTS = {"dcr": "dcr_histogram", "nndr": "nndr_distribution"}
+#: metrics.json keys holding the NNDR test's sample sizes, first present wins: S's (flat: the rows of S whose
+#: distances were computed; sequential: S's subjects) and H's (rows or subjects)
+_N_SYNTHETIC = ("n_privacy", "n_synthetic", "n_subjects_synthetic")
+_N_HOLDOUT = ("n_holdout", "n_subjects_holdout")
+
+
+def _dcr_inputs(cell, artifact: str = TEST_ARTIFACTS["dcr"]) -> tuple[tuple, str] | str:
+    table = cell.artifacts.get(artifact)
     if table is None or not {"distance", "to_train"} <= set(table.columns):
-        return "no dcr_histogram.csv in this cell"
+        return f"no {artifact}.csv in this cell"
     ref_col, ref_name = (("holdout_to_train", "H's DCR to T") if "holdout_to_train" in table.columns
                          else ("to_holdout", "S's DCR to H"))
     if ref_col not in table.columns:
-        return f"dcr_histogram.csv has no {ref_col} column"
+        return f"{artifact}.csv has no {ref_col} column"
     t = table[["distance", "to_train", ref_col]].apply(pd.to_numeric, errors="coerce").dropna()
     d = t["distance"].to_numpy()
     return (d, t["to_train"].to_numpy(), d, t[ref_col].to_numpy()), f"S's Hamming DCR to T vs {ref_name}"
@@ -266,17 +288,18 @@ def _sample_from_quantiles(quantiles: np.ndarray, values: np.ndarray, n: int) ->
     return np.interp(probs, quantiles, values)
 
 
-def _nndr_inputs(cell) -> tuple[tuple, str] | str:
-    table = cell.artifacts.get("nndr_distribution")
+def _nndr_inputs(cell, artifact: str = TEST_ARTIFACTS["nndr"]) -> tuple[tuple, str] | str:
+    table = cell.artifacts.get(artifact)
     if table is None or not {"quantile", "synthetic", "holdout"} <= set(table.columns):
-        return "no nndr_distribution.csv in this cell"
+        return f"no {artifact}.csv in this cell"
     t = table[["quantile", "synthetic", "holdout"]].apply(pd.to_numeric, errors="coerce").dropna()
     if len(t) < 2:
-        return "nndr_distribution.csv has fewer than 2 quantiles"
-    n_s = _count(cell.metrics.get("n_privacy")) or _count(cell.metrics.get("n_synthetic"))
-    n_h = _count(cell.metrics.get("n_holdout"))
+        return f"{artifact}.csv has fewer than 2 quantiles"
+    n_s = next(filter(None, (_count(cell.metrics.get(k)) for k in _N_SYNTHETIC)), 0)
+    n_h = next(filter(None, (_count(cell.metrics.get(k)) for k in _N_HOLDOUT)), 0)
     if not n_s or not n_h:
-        return "metrics.json lacks n_privacy/n_synthetic or n_holdout (the sample sizes of the NNDR test)"
+        return (f"metrics.json lacks {'/'.join(_N_SYNTHETIC)} or {'/'.join(_N_HOLDOUT)} (the sample sizes of "
+                "the NNDR test)")
     q = t["quantile"].to_numpy()
     s = np.round(_sample_from_quantiles(q, t["synthetic"].to_numpy(), n_s), 12)
     h = np.round(_sample_from_quantiles(q, t["holdout"].to_numpy(), n_h), 12)
@@ -326,7 +349,8 @@ def _why_test(cell, t: Target, res: ShiftTest, fails: bool) -> str:
             return f"{what}: A = {a:.3f}, not significant ({p})"
         return f"{what}: A = {a:.3f} <= {allowed:g} allowed ({p})"
     text = f"{what}: A = {a:.3f} > {allowed:g} allowed ({p})"
-    share, low = cell.metrics.get("dcr_share"), cell.metrics.get("dcr_share_ci_low")
+    prefix = "seq_" if t.artifact == "seq_dcr_histogram" else ""
+    share, low = cell.metrics.get(f"{prefix}dcr_share"), cell.metrics.get(f"{prefix}dcr_share_ci_low")
     if t.test == "dcr" and all(isinstance(x, float) for x in (share, low)) and low <= allowed:
         text += (f", yet S is not clearly nearer to T than to H (DCR share {share:.3f}, 95% interval from {low:.3f}): "
                  "this points at S crowding T's common records rather than copying them; D2.2 fails both")
@@ -334,7 +358,8 @@ def _why_test(cell, t: Target, res: ShiftTest, fails: bool) -> str:
 
 
 def _judge_test(cell, t: Target) -> dict:
-    got = _dcr_inputs(cell) if t.test == "dcr" else _nndr_inputs(cell)
+    read = _dcr_inputs if t.test == "dcr" else _nndr_inputs
+    got = read(cell, t.artifact or TEST_ARTIFACTS[t.test])
     if isinstance(got, str):
         return _missing(cell, t, got)
     (vs, cs, vr, cr), what = got

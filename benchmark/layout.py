@@ -5,6 +5,8 @@
     results/<study>/<dataset>/seed<k>/            the split: train.parquet, holdout.parquet, schema.json
     results/<study>/<dataset>/seed<k>/<synth>/    a cell: generate.json, synthetic.parquet, metrics.json,
                                                   status.json, <artifact>.csv
+    (a sequential study: train_subjects/train_events/holdout_subjects/holdout_events.parquet and schema.json
+     in the split dir, synthetic_subjects.parquet and synthetic_events.parquet in the cell)
     results/<study>/<dataset>/seed<k>/<synth>/shards/<i>-of-<n>.npz
                                                   partial results of one evaluate_shard job (temporary)
     results/<study>/logs/, benchmarks/            per-job logs and Snakemake's runtime/memory records;
@@ -33,6 +35,20 @@ MARGINALS = "marginals.csv"
 SHARDS_DIR = "shards"
 #: files of a split directory
 TRAIN, HOLDOUT, SCHEMA = "train.parquet", "holdout.parquet", "schema.json"
+#: the same for a sequential (subject + event) dataset: one pair of tables per role
+PARTS = ("subjects", "events")
+SYNTHETIC_PAIR = tuple(f"synthetic_{part}.parquet" for part in PARTS)
+
+
+def table_file(role: str, part: str | None = None) -> str:
+    """The file of T (role train), H (holdout) or S (synthetic): `<role>.parquet` for a flat table,
+    `<role>_<part>.parquet` for a part (subjects, events) of a sequential pair."""
+    return f"{role}.parquet" if part is None else f"{role}_{part}.parquet"
+
+
+def synthetic_files(sequential: bool) -> tuple[str, ...]:
+    """The synthetic table(s) a cell's generate stage writes."""
+    return SYNTHETIC_PAIR if sequential else (SYNTHETIC,)
 #: directories of a study that are not datasets
 DERIVED_DIRS = frozenset({"plots", "logs", "benchmarks"})
 
@@ -148,6 +164,18 @@ class StudyLayout:
 
     def schema(self, dataset: str, seed: int | str) -> Path:
         return self.split_dir(dataset, seed) / SCHEMA
+
+    def pair(self, dataset: str, seed: int | str, role: str) -> dict[str, Path]:
+        """{subjects, events} files of T (role train) or H (holdout) of a sequential dataset's split."""
+        return {part: self.split_dir(dataset, seed) / table_file(role, part) for part in PARTS}
+
+    def split_outputs(self, dataset: str, seed: int | str, sequential: bool) -> dict[str, Path]:
+        """Every file the split job writes, by name (the split rule's outputs)."""
+        if not sequential:
+            return {"train": self.train(dataset, seed), "holdout": self.holdout(dataset, seed),
+                    "schema": self.schema(dataset, seed)}
+        return {**{f"{role}_{part}": path for role in ("train", "holdout")
+                   for part, path in self.pair(dataset, seed, role).items()}, "schema": self.schema(dataset, seed)}
 
     def cell_dir(self, dataset: str, seed: int | str, synth: str) -> Path:
         return self.split_dir(dataset, seed) / synth

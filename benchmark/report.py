@@ -40,7 +40,8 @@ from contracts.io import write_text
 
 _STATUS_HELP = ("status", ("ok, error, timeout, oom or skipped. Cells that are not ok are listed with their "
                 "reason and never enter the means."))
-_GATES_HELP = ("gates", ("Quality gates after ANITA D2.2 (conf/gates/default.yaml; `holdbench check` applies them "
+_GATES_HELP = ("gates", ("Quality gates after ANITA D2.2 (conf/gates/default.yaml, or sequential.yaml for a "
+                        "sequential study; `holdbench check` applies them "
                         "and exits non-zero on a failure): pass, FAIL, or n/a when a cell lacks the input; beside each "
                         "verdict, the target that decided it, the measured value and what is allowed."))
 
@@ -292,11 +293,12 @@ def _provenance(results: StudyResults) -> str:
 
 
 def default_verdicts(results: StudyResults) -> tuple[pd.DataFrame | None, str]:
-    """The verdicts of conf/gates/default.yaml, or (None, why not) when they do not apply."""
-    from benchmark.gates import load_gates, verdicts
+    """The verdicts of the study kind's gates (conf/gates/default.yaml, or sequential.yaml for a sequential
+    study), or (None, why not) when they do not apply."""
+    from benchmark.gates import default_gates, load_gates, verdicts
 
     try:
-        gates = load_gates("default")
+        gates = load_gates(default_gates(results.study))
         return verdicts(results, gates), gates.source
     except ValueError as exc:
         return None, str(exc)

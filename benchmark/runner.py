@@ -25,8 +25,9 @@ from benchmark.layout import (
     SYNTHETIC,
     StudyLayout,
     cell_id,
+    synthetic_files,
 )
-from benchmark.workflow.cellconfig import cell_config, digest, file_problem, file_record
+from benchmark.workflow.cellconfig import cell_config, digest, file_problem, file_record, is_sequential_split
 from contracts.io import clean_line, write_json, write_text
 
 VERSIONED = ("holdbench", "sdv", "torch", "pandas", "numpy", "scikit-learn", "snakemake", "mlflow")
@@ -63,6 +64,9 @@ def do_split(study_dir: Path, dataset: str, seed: int) -> None:
 
     lay = StudyLayout(study_dir)
     study = _load(lay.split_config(dataset))
+    if is_sequential_split(study):
+        _split_sequential(lay, dataset, seed, study)
+        return
     schema = dataset_schema(dataset)
     if study["split"] == "provided":
         files = {k: v.format(dataset=dataset) for k, v in study["split_files"].items()}
@@ -80,6 +84,31 @@ def do_split(study_dir: Path, dataset: str, seed: int) -> None:
     from metrics.evaluate import size_warning
 
     small = size_warning(len(train), len(holdout))
+    if small:
+        print(f"[holdbench] WARNING {dataset}/seed{seed}: {small}", file=sys.stderr)
+
+
+def _split_sequential(lay: StudyLayout, dataset: str, seed: int, split: dict) -> None:
+    """A sequential dataset's seeded 50/50 split over subjects: T's and H's subject and event tables, and
+    schema.json holding the dataset's spec (key, order, both tables' schemas) and the files' checksums."""
+    from benchmark.sequential_data import from_frames, load_tables, parse_spec, spec_to_dict, split_by_subject
+    from contracts.io import write_parquet
+
+    spec = parse_spec(dataset, split["dataset"])
+    train, holdout = split_by_subject(from_frames(spec, *load_tables(spec)), seed)
+    files = {}
+    for role, part in (("train", train), ("holdout", holdout)):
+        paths = lay.pair(dataset, seed, role)
+        write_parquet(paths["subjects"], part.subjects)
+        write_parquet(paths["events"], part.events)
+        files.update({p.name: file_record(p) for p in paths.values()})
+    write_json(lay.schema(dataset, seed), {"sequential": spec_to_dict(spec), "files": files})
+    print(f"[holdbench] split {dataset}/seed{seed}: random 50/50 split over subjects, seed {seed}; "
+          f"T {train.n_subjects:,} subjects ({train.n_events:,} events), "
+          f"H {holdout.n_subjects:,} subjects ({holdout.n_events:,} events)")
+    from metrics.evaluate import size_warning
+
+    small = size_warning(train.n_subjects, holdout.n_subjects)
     if small:
         print(f"[holdbench] WARNING {dataset}/seed{seed}: {small}", file=sys.stderr)
 
@@ -102,28 +131,33 @@ def do_generate(study_dir: Path, dataset: str, seed: int, synth: str) -> None:
     split = _load(lay.split_config(dataset))
     cfg = snap["config"]
     cdir = lay.cell_dir(dataset, seed, synth)
-    final = cdir / SYNTHETIC
+    sequential = is_sequential_split(split)
+    names = synthetic_files(sequential)
     with cell_attempt(cdir) as attempt:
-        scratch = attempt.scratch / SYNTHETIC
         payload = {
             "dataset": dataset, "seed": seed, "synthesizer": synth, "config": cfg,
             "n_synthetic": snap["n_synthetic"], "schema": str(lay.schema(dataset, seed)),
-            "train": str(lay.train(dataset, seed)), "holdout": str(lay.holdout(dataset, seed)),
-            "synthetic": str(scratch), "cell_dir": str(attempt.scratch),
+            "cell_dir": str(attempt.scratch), "sequential": sequential,
+            **_inputs(lay, dataset, seed, sequential),
+            "synthetic": [str(attempt.scratch / n) for n in names] if sequential else str(attempt.scratch / SYNTHETIC),
         }
         result = run_isolated("generate", payload, attempt, limits["timeout_seconds"], limits["memory_gb"],
                               threads=1)
-        if result["status"] == "ok" and not scratch.exists():
-            result = failure("error", f"generate reported ok but wrote no {SYNTHETIC}")
+        absent = [n for n in names if not (attempt.scratch / n).exists()]
+        if result["status"] == "ok" and absent:
+            result = failure("error", f"generate reported ok but wrote no {', '.join(absent)}")
         if result["status"] == "ok":
-            os.replace(scratch, final)
-            result["outputs"] = {SYNTHETIC: file_record(final)}
+            result["outputs"] = {}
+            for n in names:
+                os.replace(attempt.scratch / n, cdir / n)
+                result["outputs"][n] = file_record(cdir / n)
             # the synthesizer's own tables (Synthesizer.artifacts(), e.g. a tuning trace)
             for table in sorted(attempt.scratch.glob("*.csv")):
                 os.replace(table, cdir / table.name)
                 result["outputs"][table.name] = file_record(cdir / table.name)
         else:
-            final.unlink(missing_ok=True)
+            for n in names:
+                (cdir / n).unlink(missing_ok=True)
         result.update(
             stage="generate", config=cfg, generate_digest=digest(cell_config(split, snap)), limits=limits,
             versions={**versions(), **(result.pop("synthesizer_versions", None) or {})}, git_commit=git_commit(),
@@ -133,6 +167,14 @@ def do_generate(study_dir: Path, dataset: str, seed: int, synth: str) -> None:
     if result["status"] != "ok":
         print(f"[holdbench] {dataset}/seed{seed}/{synth}: generate {result['status']}: {result['reason']}",
               file=sys.stderr)
+
+
+def _inputs(lay: StudyLayout, dataset: str, seed: int, sequential: bool) -> dict:
+    """The payload keys of T and H: a file each (flat), or {subjects, events} files each (sequential)."""
+    if sequential:
+        return {role: {part: str(p) for part, p in lay.pair(dataset, seed, role).items()}
+                for role in ("train", "holdout")}
+    return {"train": str(lay.train(dataset, seed)), "holdout": str(lay.holdout(dataset, seed))}
 
 
 def do_evaluate(study_dir: Path, dataset: str, seed: int, synth: str, shards: int = 1) -> None:
@@ -145,15 +187,18 @@ def do_evaluate(study_dir: Path, dataset: str, seed: int, synth: str, shards: in
     run = _load(lay.run_config)
     cdir = lay.cell_dir(dataset, seed, synth)
     metrics_cfg = _load(lay.metrics_config)
-    config = cell_config(_load(lay.split_config(dataset)), _load(lay.synth_config(synth)), metrics_cfg)
+    split = _load(lay.split_config(dataset))
+    config = cell_config(split, _load(lay.synth_config(synth)), metrics_cfg)
+    sequential = is_sequential_split(split)
+    names = synthetic_files(sequential)
     with cell_attempt(cdir) as attempt:
         gen = _load(cdir / GENERATE_JSON)
         metrics: dict = {}
         ev: dict = {}
-        synthetic_record = (gen.get("outputs") or {}).get(SYNTHETIC)
+        synthetic_records = {n: (gen.get("outputs") or {}).get(n) for n in names}
         retry = None
         if gen["status"] == "ok":
-            bad = file_problem(cdir / SYNTHETIC, synthetic_record)
+            bad = next(filter(None, (file_problem(cdir / n, r) for n, r in synthetic_records.items())), None)
             shard_files = lay.shard_files(dataset, seed, synth, shards)
             if bad:
                 bad = f"{bad}; rerun the study to regenerate it"
@@ -163,10 +208,10 @@ def do_evaluate(study_dir: Path, dataset: str, seed: int, synth: str, shards: in
                 ev = failure("error", bad)
             else:
                 payload = {
-                    "schema": str(lay.schema(dataset, seed)), "train": str(lay.train(dataset, seed)),
-                    "holdout": str(lay.holdout(dataset, seed)), "synthetic": str(cdir / SYNTHETIC),
+                    "schema": str(lay.schema(dataset, seed)), **_inputs(lay, dataset, seed, sequential),
+                    "synthetic": [str(cdir / n) for n in names] if sequential else str(cdir / SYNTHETIC),
                     "cell_dir": str(attempt.scratch), "holdout_rule": gen.get("holdout_rule", False),
-                    "metrics": _with_partials(metrics_cfg, shard_files),
+                    "metrics": _with_partials(metrics_cfg, shard_files), "sequential": sequential,
                 }
                 # one BLAS thread: a product's rounding depends on how many threads split it, and
                 # the metrics must not change in the last digit with the machine (parallelism
@@ -183,8 +228,7 @@ def do_evaluate(study_dir: Path, dataset: str, seed: int, synth: str, shards: in
         outputs = _place_artifacts(attempt.scratch, cdir, keep=bool(metrics), generated=generated)
         write_json(cdir / METRICS_JSON, metrics)
         outputs[METRICS_JSON] = file_record(cdir / METRICS_JSON)
-        if synthetic_record:
-            outputs[SYNTHETIC] = synthetic_record
+        outputs.update({n: r for n, r in synthetic_records.items() if r})
         # the stage that decided the cell's fate: generation if it failed, else the evaluation
         final, stage = (gen, "generate") if gen["status"] != "ok" else (ev, "evaluate")
         wall = gen.get("job_wall_seconds", 0) + (time.perf_counter() - t0)

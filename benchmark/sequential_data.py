@@ -146,14 +146,19 @@ def resolve(file: str) -> Path:
 def load_sequential(name: str) -> SequentialData:
     """The validated subject and event tables of a sequential dataset."""
     spec = sequential_spec(name)
+    return from_frames(spec, *load_tables(spec))
+
+
+def load_tables(spec: SequentialSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The raw subject and event tables of a spec's files (one read when both are the same file)."""
     raw = {}
     for file, sep in ((spec.subjects_file, spec.subjects_sep), (spec.events_file, spec.events_sep)):
         if file not in raw:
             path = resolve(file)
             if not path.exists():
-                raise FileNotFoundError(f"dataset {name!r}: {path} does not exist (set HOLDBENCH_DATA_DIR)")
+                raise FileNotFoundError(f"dataset {spec.name!r}: {path} does not exist (set HOLDBENCH_DATA_DIR)")
             raw[file] = pd.read_csv(path, sep=sep or ",", low_memory=False)
-    return from_frames(spec, raw[spec.subjects_file], raw[spec.events_file])
+    return raw[spec.subjects_file], raw[spec.events_file]
 
 
 def from_frames(spec: SequentialSpec, subjects: pd.DataFrame, events: pd.DataFrame) -> SequentialData:
@@ -244,3 +249,76 @@ def check_synthetic(spec: SequentialSpec, subjects: pd.DataFrame, events: pd.Dat
     if orphans.any():
         raise ValueError(f"{source} (events table): column {spec.key!r}: {int(orphans.sum())} event row(s) have "
                          "a key with no subject")
+
+
+def spec_to_dict(spec: SequentialSpec) -> dict:
+    """The spec as JSON (the `sequential` entry of a split's schema.json)."""
+    return {"name": spec.name, "key": spec.key, "order": list(spec.order), "n_events_privacy": spec.n_events_privacy,
+            "subjects": {"file": spec.subjects_file, "sep": spec.subjects_sep, "schema": spec.subject_schema.to_dict()},
+            "events": {"file": spec.events_file, "sep": spec.events_sep, "schema": spec.event_schema.to_dict()}}
+
+
+def spec_from_dict(d: dict) -> SequentialSpec:
+    """The spec spec_to_dict wrote."""
+    return SequentialSpec(d["name"], d["key"], d["subjects"]["file"], d["events"]["file"],
+                          Schema.from_dict(d["subjects"]["schema"]), Schema.from_dict(d["events"]["schema"]),
+                          tuple(d["order"]), int(d["n_events_privacy"]), d["subjects"]["sep"], d["events"]["sep"])
+
+
+def metric_layout(spec: SequentialSpec):
+    """The metrics' view of a dataset (metrics.sequential.SequentialLayout)."""
+    from metrics.sequential import SequentialLayout
+
+    return SequentialLayout(spec.key, spec.subject_schema.kinds, spec.event_schema.kinds, spec.n_events_privacy)
+
+
+def synthesizer_context(spec: SequentialSpec, seed: int, holdout: tuple[pd.DataFrame, pd.DataFrame] | None = None):
+    """What a sequential synthesizer is fitted with (synthesizers.sequential.SequentialContext)."""
+    from synthesizers.sequential import SequentialContext
+
+    return SequentialContext(spec.key, spec.subject_schema, spec.event_schema, seed, spec.name, holdout)
+
+
+def read_pair(spec: SequentialSpec, subjects_file: str | Path, events_file: str | Path) -> SequentialData:
+    """A real pair (T or H) from two files (.csv, .csv.gz, .parquet), checked as the dataset's own files
+    are (from_frames: every error names the file and the column)."""
+    from contracts.io import read_table
+
+    frames = []
+    for file in (subjects_file, events_file):
+        if not Path(file).is_file():
+            raise FileNotFoundError(f"{file} does not exist")
+        frames.append(read_table(str(file)))
+    return from_frames(replace(spec, subjects_file=str(subjects_file), events_file=str(events_file)), *frames)
+
+
+def check_synthetic_pair(spec: SequentialSpec, subjects: pd.DataFrame, events: pd.DataFrame, source: str,
+                         n_subjects: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """S as the metrics read it: check_synthetic's checks (columns, unique key, no orphan events),
+    then the declared dtypes (a value that is not of its column's type names the column). The event
+    order is S's row order (its order columns are values like any other; ties are allowed). With
+    n_subjects, S must have exactly that many subjects."""
+    check_synthetic(spec, subjects, events, source)
+    if n_subjects is not None and len(subjects) != n_subjects:
+        raise ValueError(f"{source} (subjects table): {len(subjects):,} subjects, expected {n_subjects:,}")
+    try:
+        subj = pd.concat([subjects[[spec.key]].reset_index(drop=True),
+                          spec.subject_schema.coerce(subjects[spec.subject_columns], f"{source} (subjects table)")],
+                         axis=1)
+        ev = pd.concat([events[[spec.key]].reset_index(drop=True),
+                        spec.event_schema.coerce(events[spec.event_columns], f"{source} (events table)")], axis=1)
+    except SchemaError as exc:
+        raise ValueError(str(exc)) from None
+    return subj, ev
+
+
+def read_synthetic_pair(spec: SequentialSpec, subjects_file: str | Path, events_file: str | Path
+                        ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A synthetic pair from two files, checked (check_synthetic_pair)."""
+    from contracts.io import read_table
+
+    for file in (subjects_file, events_file):
+        if not Path(file).is_file():
+            raise FileNotFoundError(f"{file} does not exist")
+    return check_synthetic_pair(spec, read_table(str(subjects_file)), read_table(str(events_file)),
+                                f"synthetic data {subjects_file} + {events_file}")

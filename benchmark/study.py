@@ -19,6 +19,7 @@ from benchmark.config import (
     check_metrics_config,
     check_name,
     group_config,
+    is_sequential,
     load_group,
     synthesizer_config,
     to_container,
@@ -26,6 +27,8 @@ from benchmark.config import (
 )
 
 SPLITS = ("random", "provided")
+#: what study.json's `kind` says: a study is flat (tables) or sequential (subject + event pairs), never both
+KINDS = {False: "flat", True: "sequential"}
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,9 @@ class Study:
     evaluate_shards: int = 1
     """evaluate_shard jobs per cell: privacy (rows of S) and fidelity (marginals) split into this many
     parts, merged exactly by the cell's evaluate job; 1 = the evaluate job computes everything."""
+    sequential: bool = False
+    """A study of sequential (subject + event) datasets, sequential synthesizers and sequential metric
+    families; S has |T| subjects (n_synthetic is 0: not a row count)."""
 
     def cells(self) -> list[CellSpec]:
         return [
@@ -76,7 +82,7 @@ class Study:
         return {
             "name": self.name, "datasets": list(self.datasets), "synthesizers": list(self.synthesizers),
             "seeds": list(self.seeds), "n_synthetic": self.n_synthetic, "split": self.split,
-            "metrics": self.metrics, "drilldown": self.drilldown,
+            "metrics": self.metrics, "drilldown": self.drilldown, "kind": KINDS[self.sequential],
         }
 
 
@@ -90,12 +96,20 @@ def load_study(name: str, overrides: list[str] | tuple[str, ...] = ()) -> Study:
     seeds = cfg.get("seeds", [0])
     if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and s >= 0 for s in seeds):
         raise ConfigError(f"study {name!r}: `seeds` must be a non-empty list of non-negative integers")
+    sequential = _sequential_datasets(name, datasets)
     n_syn = cfg.get("n_synthetic")
-    if not isinstance(n_syn, int) or isinstance(n_syn, bool) or n_syn <= 0:
+    if sequential:
+        if n_syn is not None:
+            raise ConfigError(f"study {name!r}: a sequential study samples as many subjects as T has; "
+                              f"remove `n_synthetic` (got {n_syn!r})")
+        n_syn = 0
+    elif not isinstance(n_syn, int) or isinstance(n_syn, bool) or n_syn <= 0:
         raise ConfigError(f"study {name!r}: `n_synthetic` must be a positive integer, got {n_syn!r}")
     split = cfg.get("split", "random")
     if split not in SPLITS:
         raise ConfigError(f"study {name!r}: `split` must be one of {SPLITS}, got {split!r}")
+    if split == "provided" and sequential:
+        raise ConfigError(f"study {name!r}: a sequential study splits its subjects at random (`split: random`)")
     if split == "provided":
         files = cfg.get("split_files") or {}
         if not {"train", "holdout"} <= set(files):
@@ -116,7 +130,12 @@ def load_study(name: str, overrides: list[str] | tuple[str, ...] = ()) -> Study:
             _check_values(s, configs[s], datasets)
         except ConfigError as exc:
             raise ConfigError(f"study {name!r}: {exc}") from exc
-    metrics_name = cfg.get("metrics") or "default"
+    wrong = [s for s in synths if is_sequential(configs[s]) != sequential]
+    if wrong:
+        raise ConfigError(f"study {name!r}: synthesizer(s) {wrong} are {KINDS[not sequential]} but the study's "
+                          f"datasets are {KINDS[sequential]} (sequential synthesizers are the "
+                          "synthesizers.sequential.SequentialSynthesizer classes, named seq_*)")
+    metrics_name = cfg.get("metrics") or ("sequential" if sequential else "default")
     if not isinstance(metrics_name, str):
         raise ConfigError(f"study {name!r}: `metrics` must name a config in conf/metrics/, got {metrics_name!r}")
     metrics = group_config("metrics", metrics_name)
@@ -124,18 +143,38 @@ def load_study(name: str, overrides: list[str] | tuple[str, ...] = ()) -> Study:
         check_metrics_config(metrics_name, metrics)
     except ConfigError as exc:
         raise ConfigError(f"study {name!r}: {exc}") from None
+    wrong = [f for f, c in metrics["families"].items() if c is not None and is_sequential(c) != sequential]
+    if wrong:
+        raise ConfigError(f"study {name!r}: metrics config {metrics_name!r}: famil(ies) {wrong} are "
+                          f"{KINDS[not sequential]} but the study's datasets are {KINDS[sequential]} "
+                          f"(use `metrics: {'sequential' if sequential else 'default'}`)")
     shards = cfg.get("evaluate_shards", 1)
     if not isinstance(shards, int) or isinstance(shards, bool) or shards < 1:
         raise ConfigError(f"study {name!r}: `evaluate_shards` must be a positive integer (1 = not sharded), "
                           f"got {shards!r}")
+    if sequential and shards != 1:
+        raise ConfigError(f"study {name!r}: the sequential metric families are not shardable; "
+                          f"remove `evaluate_shards` (got {shards})")
     drill = cfg.get("drilldown") or {}
     return Study(
         name=name, datasets=tuple(datasets), synthesizers=tuple(synths), seeds=tuple(seeds),
         n_synthetic=n_syn, split=split, split_files=cfg.get("split_files"),
         timeout_seconds=float(cfg.get("timeout_seconds") or 3600), memory_gb=float(cfg.get("memory_gb") or 8),
         metrics=metrics, synth_configs=configs, drilldown={d: list(c) for d, c in drill.items()},
-        evaluate_shards=shards,
+        evaluate_shards=shards, sequential=sequential,
     )
+
+
+def _sequential_datasets(study: str, datasets: list[str]) -> bool:
+    """True when every dataset is sequential, False when none is; a mix is a ConfigError naming them."""
+    from benchmark.data import dataset_config
+
+    kinds = {d: dataset_config(d)["source"] == "sequential" for d in datasets}
+    if len(set(kinds.values())) > 1:
+        seq = sorted(d for d, k in kinds.items() if k)
+        raise ConfigError(f"study {study!r}: datasets {seq} are sequential (subject + event) and "
+                          f"{sorted(set(kinds) - set(seq))} are flat; a study is one or the other")
+    return kinds[datasets[0]]
 
 
 def _names(cfg: dict, study: str, key: str, group: str) -> list[str]:

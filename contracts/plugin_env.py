@@ -10,7 +10,9 @@ One mechanism for every such plug-in (anonymeter's attacks, the DP and forest ge
   stamp differs from the requirements file is out of date and reported as not installed;
 - `run_worker` runs `<python> -I <worker.py> WORKDIR` in its own session: holdbench writes its
   inputs into WORKDIR (parquet + config.json), the worker writes `WORKDIR/result.json`; exit code
-  `MISSING_EXIT` with `{"missing": "..."}` means the library cannot be imported there.
+  `MISSING_EXIT` with `{"missing": "..."}` means the library cannot be imported there;
+  `SETTINGS_EXIT` with `{"error": "..."}` is the worker's own diagnosis of data or settings the
+  library refused: raised as a ValueError with that message, which then is the cell's reason.
 
 Imports nothing of holdbench's (contracts/ is the ground floor): metrics/ and synthesizers/ both use it.
 """
@@ -31,6 +33,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 MISSING_EXIT = 3
+SETTINGS_EXIT = 4
 STAMP = ".requirements.sha256"
 
 
@@ -110,7 +113,8 @@ def run_worker(label: str, python: Path, worker: Path, workdir: Path, timeout: f
                n_jobs: int = 1) -> tuple[dict, float, float]:
     """Run `worker` on a prepared directory; (parsed result.json, wall seconds, CPU seconds).
 
-    A result `{"missing": ...}` (exit code MISSING_EXIT) is returned as it is. Raises RuntimeError
+    A result `{"missing": ...}` (exit code MISSING_EXIT) is returned as it is; `{"error": ...}` (exit code
+    SETTINGS_EXIT) is raised as a ValueError with that message. Raises RuntimeError
     naming `label` with the tail of the worker's stderr when it exits non-zero otherwise, times out,
     or leaves no readable JSON object.
     """
@@ -134,7 +138,7 @@ def run_worker(label: str, python: Path, worker: Path, workdir: Path, timeout: f
             raise
     seconds, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - usage.ru_utime) + (after.ru_stime - usage.ru_stime)
-    if code not in (0, MISSING_EXIT):
+    if code not in (0, MISSING_EXIT, SETTINGS_EXIT):
         raise RuntimeError(f"{label} worker failed with exit code {code} ({python}); stderr tail:\n"
                            f"{_tail(err_path)}")
     try:
@@ -145,6 +149,8 @@ def run_worker(label: str, python: Path, worker: Path, workdir: Path, timeout: f
     if not isinstance(payload, dict):
         raise RuntimeError(  # noqa: TRY004 - a broken worker, not a caller's wrong type
             f"{label} worker result.json is not a JSON object: {str(payload)[:300]}")
+    if code == SETTINGS_EXIT:
+        raise ValueError(str(payload.get("error", f"{label} refused its input (no message)")))
     if code == MISSING_EXIT:
         return {"missing": str(payload.get("missing", f"{label} cannot be imported"))}, seconds, cpu
     return payload, seconds, cpu

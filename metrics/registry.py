@@ -235,3 +235,42 @@ class MergedFamily(MetricFamily):
             if FAILED_KEY in part:
                 raise RuntimeError(f"shard {i} of {len(self.partials)}: {part[FAILED_KEY]}")
         return self.family.merge(data, self.partials)
+
+
+def renamed_result_type(result_type: type, prefix: str, label: str, meaning: str) -> type:
+    """A copy of a result dataclass whose fields are renamed `<prefix><name>` (timings
+    `seconds_<prefix><rest>`, so they stay timings) and whose registry labels read `<label> <its label>`
+    and meanings end with `meaning`: the same metrics, declared once, measured on other data (e.g. one
+    vector per subject of a sequential dataset). Every field gets a default (NaN, None or 0): the
+    values always come from `rename_result`."""
+    def new_name(name: str) -> str:
+        return f"seconds_{prefix}{name.removeprefix('seconds_')}" if name.startswith("seconds_") else prefix + name
+
+    fields = []
+    for f in dataclasses.fields(result_type):
+        md = dict(f.metadata)
+        if _KEY in md:
+            spec = dict(md[_KEY])
+            spec["label"] = f"{label} {spec['label']}"
+            spec["meaning"] = f"{spec['meaning'].rstrip('.')}; {meaning}"
+            if spec.get("interval"):
+                spec["interval"] = tuple(new_name(n) for n in spec["interval"])
+            md[_KEY] = spec
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = None
+        else:
+            default = math.nan
+        fields.append((new_name(f.name), f.type, field(default=default, metadata=md, repr=f.repr, compare=f.compare)))
+    name = f"{prefix.strip('_').title().replace('_', '')}{result_type.__name__}"
+    out = dataclasses.make_dataclass(name, fields, frozen=True)
+    out.__module__ = result_type.__module__
+    return out
+
+
+def rename_result(result: Any, renamed_type: type) -> Any:
+    """`result` as an instance of `renamed_type` (renamed_result_type of its type), field for field."""
+    names = [f.name for f in dataclasses.fields(renamed_type)]
+    values = [getattr(result, f.name) for f in dataclasses.fields(result)]
+    return renamed_type(**dict(zip(names, values, strict=True)))

@@ -27,16 +27,16 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from metrics._discretise import Discretiser
-from metrics.evaluate import evaluate
+from metrics.evaluate import FamilyNA, _check_on_error, _check_options, _run_family, evaluate, size_warning
 from metrics.fidelity import BUCKET_CAPS, FidelityModel
 from metrics.privacy import distance_data, holdout_distances, privacy
-from metrics.registry import MetricFamily, artifact, metric
+from metrics.registry import EvalData, MetricFamily, artifact, metric
 from metrics.result import EvaluationResult
 
 Tables = tuple[pd.DataFrame, pd.DataFrame]
@@ -219,7 +219,7 @@ class SequentialResult:
         meaning="Mean TVD of each event column paired with itself one event later (T vs S) / the same for H; "
                 "far above 1 = the order of events is lost.")
     seq_length_ratio: float = metric(
-        "Sequence length ratio", "fidelity", direction="ideal", ideal=1.0, digits=3,
+        "Sequence length ratio", "fidelity", direction="ideal", ideal=1.0, digits=3, headline=True,
         meaning="TVD of the sequence-length distribution T vs S / T vs H; 0 = lengths copied from T.")
     seq_dcr_share: float = metric(
         "Subject DCR share", "privacy", direction="ideal", ideal=0.5, digits=3, headline=True,
@@ -255,6 +255,10 @@ class SequentialResult:
     """Mean Hamming distance of a synthetic subject vector to its nearest training one."""
     seq_dcr_holdout_mean: float = math.nan
     """Mean Hamming distance of a synthetic subject vector to its nearest holdout one."""
+    n_subjects_train: int = 0
+    """Subjects of T."""
+    n_subjects_holdout: int = 0
+    """Subjects of H."""
     n_subjects_synthetic: int = 0
     """Subjects of S."""
     n_events_synthetic: int = 0
@@ -269,6 +273,10 @@ class SequentialResult:
         "Per event column: the (t, t+1) TVD of S and of H against T (columns column, tvd_synthetic, tvd_holdout).")
     seq_marginals: pd.DataFrame | None = artifact(
         "One row per marginal of the D2.2 table: columns, k, tvd_synthetic, tvd_holdout.")
+    seq_dcr_histogram: pd.DataFrame | None = artifact(
+        "Counts of S's subject vectors by Hamming distance to the nearest T and H vector, and of H's by distance "
+        "to the nearest T vector (columns distance, to_train, to_holdout, holdout_to_train): D2.2's DCR test "
+        "per subject.")
 
 
 def evaluate_sequential(train: Tables, holdout: Tables, synthetic: Tables, layout: SequentialLayout, *,
@@ -298,10 +306,103 @@ def evaluate_sequential(train: Tables, holdout: Tables, synthetic: Tables, layou
         seq_dcr_share=dcr.share, seq_dcr_share_ci_low=dcr.ci_low, seq_dcr_share_ci_high=dcr.ci_high,
         seq_dcr_train_mean=float(np.mean(dcr.d_train)), seq_dcr_holdout_mean=float(np.mean(dcr.d_holdout)),
         seq_ims=float(np.mean(dcr.d_train == 0)), seq_ims_holdout=float(np.mean(h_to_t == 0)),
+        n_subjects_train=len(t.lengths), n_subjects_holdout=len(h.lengths),
         n_subjects_synthetic=len(s.lengths), n_events_synthetic=s.n_events, n_events_privacy=m,
         seconds_sequential=time.perf_counter() - start,
         seq_length_histogram=hist,
         seq_coherence=pd.DataFrame({"column": list(layout.event_kinds), "tvd_synthetic": coh[:, 0],
                                     "tvd_holdout": coh[:, 1]}),
         seq_marginals=fid.marginals,
+        seq_dcr_histogram=_dcr_histogram(dcr.d_train, dcr.d_holdout, h_to_t),
     )
+
+
+def _dcr_histogram(d_train: np.ndarray, d_holdout: np.ndarray, h_to_t: np.ndarray) -> pd.DataFrame:
+    top = int(max(d_train.max(initial=0), d_holdout.max(initial=0), h_to_t.max(initial=0)))
+    return pd.DataFrame({"distance": np.arange(top + 1)} | {
+        col: np.bincount(np.asarray(d, dtype=np.int64), minlength=top + 1)
+        for col, d in (("to_train", d_train), ("to_holdout", d_holdout), ("holdout_to_train", h_to_t))})
+
+
+# ---------------------------------------------------------------------------------------------
+# sequential metric families (conf/metrics/sequential.yaml): what a sequential cell is scored with
+
+
+@dataclass(frozen=True)
+class SequentialEvalData:
+    """What every sequential metric family sees of one cell: T, H and S as (subjects, events) pairs.
+    For the holdout reference row `synthetic` is H itself."""
+
+    train: Tables
+    holdout: Tables
+    synthetic: Tables
+    layout: SequentialLayout
+    holdout_row: bool = False
+    seed: int = 0
+    n_jobs: int = 1
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def shared(self, key: str, compute):
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    def subject_data(self) -> EvalData:
+        """The flat EvalData of one vector per subject (`subject_vectors`), built once per evaluation."""
+        def build() -> EvalData:
+            vt, vh, vs, kinds = subject_vectors(self.train, self.holdout, self.synthetic, self.layout)
+            return EvalData(vt, vh, vh if self.holdout_row else vs, kinds, holdout_row=self.holdout_row,
+                            seed=self.seed, n_jobs=self.n_jobs)
+        return self.shared("subject_data", build)
+
+
+class SequentialFamily(MetricFamily):
+    """A metric family of sequential (subject + event) data: `compute` takes a SequentialEvalData.
+    A study of sequential datasets may use only these; a flat study none of them."""
+
+
+class SequentialMeasures(SequentialFamily):
+    """D2.2 accuracy, coherence, sequence length, subject DCR share and IMS (evaluate_sequential)."""
+
+    name = "sequential"
+    result_type = SequentialResult
+
+    def compute(self, data: SequentialEvalData) -> SequentialResult:
+        return evaluate_sequential(data.train, data.holdout, data.synthetic, data.layout, seed=data.seed,
+                                   holdout_row=data.holdout_row, n_jobs=data.n_jobs)
+
+
+def evaluate_families(train: Tables, holdout: Tables, synthetic: Tables | None, layout: SequentialLayout, *,
+                      families: Sequence[MetricFamily], holdout_row: bool = False, n_jobs: int = 1, seed: int = 0,
+                      on_error: str = "raise") -> EvaluationResult:
+    """Run sequential metric families on one cell, as metrics.evaluate.evaluate runs flat ones (the same
+    on_error rule: "na" turns a family's failure into n/a with its reason). holdout_row: S = H."""
+    _check_on_error(on_error)
+    _check_options(n_jobs, seed)
+    flat = [f.name for f in families if not isinstance(f, SequentialFamily)]
+    if flat:
+        raise ValueError(f"metric families {flat} are not sequential families (metrics.sequential.SequentialFamily): "
+                         "a sequential cell is scored by sequential families only")
+    names = [f.name for f in families]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ValueError(f"metric families listed more than once: {dupes}")
+    if holdout_row:
+        synthetic = holdout
+    elif synthetic is None:
+        raise ValueError("synthetic is missing (only holdout_row=True evaluates without one)")
+    for src, tables in (("T", train), ("H", holdout), ("S", synthetic)):
+        _Arranged(tables, layout, src)  # column and key checks before any family runs
+        if len(tables[0]) == 0:
+            raise ValueError(f"{src} (subjects table) has no rows")
+    data = SequentialEvalData(train, holdout, synthetic, layout, holdout_row, seed, n_jobs)
+    results, na = {}, {}
+    for f in families:
+        outcome = _run_family(f, lambda f=f: f.compute(data), on_error)
+        (na if isinstance(outcome, FamilyNA) else results)[f.name] = outcome
+    n_columns = len(layout.subject_kinds) + len(layout.event_kinds)
+    return EvaluationResult(results, holdout_row, n_columns, seed,
+                            too_small=size_warning(len(train[0]), len(holdout[0])),
+                            na={k: v.reason for k, v in na.items()},
+                            na_types={k: v.result_type for k, v in na.items()},
+                            unavailable=tuple(k for k, v in na.items() if v.unavailable))

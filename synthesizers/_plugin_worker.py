@@ -29,6 +29,11 @@ import numpy as np
 import pandas as pd
 
 MISSING_EXIT = 3
+SETTINGS_EXIT = 4  # contracts.plugin_env: a SettingsError's message becomes the cell's reason
+
+
+class SettingsError(ValueError):
+    """The worker's own diagnosis of data or settings a library refused (not a library crash)."""
 LIBRARIES = {"mst": ("snsynth", "smartnoise-synth"), "privbayes": ("DataSynthesizer", "DataSynthesizer"),
              "arf": ("arfpy", "arfpy"), "forest_diffusion": ("ForestDiffusion", "ForestDiffusion")}
 MISSING_FLAG = "__holdbench_missing__"
@@ -66,9 +71,16 @@ def _fit_mst(train, cfg, p):
         _seeded_noise()
 
     synth = Synthesizer.create("mst", epsilon=float(p["epsilon"]), delta=float(p["delta"]), verbose=False)
+    info = {}
     if p["bounds"] == "dp":
-        synth.fit(train, categorical_columns=cfg["categorical"], continuous_columns=cfg["numeric"],
-                  preprocessor_eps=float(p["preprocessor_eps"]), nullable=True)
+        try:
+            synth.fit(train, categorical_columns=cfg["categorical"], continuous_columns=cfg["numeric"],
+                      preprocessor_eps=float(p["preprocessor_eps"]), nullable=True)
+        except ValueError as exc:
+            if "could not find bounds" not in str(exc):
+                raise
+            raise SettingsError(_no_dp_bounds(synth, train, cfg, float(p["preprocessor_eps"]))) from None
+        info["dp_bounds"] = _dp_bounds(synth, train)
     else:  # T's min and max: no budget spent, so the numeric columns are not covered by epsilon
         from snsynth.transform import BinTransformer, LabelTransformer, TableTransformer
 
@@ -83,7 +95,36 @@ def _fit_mst(train, cfg, p):
     if len(supports) != 1:
         raise RuntimeError("smartnoise MST: cannot find the supports of its domain compression")
     synth.undo_compress_fn = functools.partial(synth.reverse_data, supports=supports[0])
-    return synth, {"epsilon_training": float(synth.epsilon)}
+    return synth, {"epsilon_training": float(synth.epsilon), **info}
+
+
+def _column_transformers(synth, train):
+    """(column, smartnoise transformer) of the table transformer smartnoise built, in T's column order."""
+    return list(zip(train.columns, synth._transformer.transformers))
+
+
+def _dp_bounds(synth, train) -> dict:
+    """The DP bounds smartnoise found for each numeric column, beside T's own range (what a user must see:
+    at small epsilon a zero-heavy column gets [0, 1], and every value above is clipped into the last bin)."""
+    return {c: {"dp": [float(t.fit_lower), float(t.fit_upper)],
+                "data": [float(train[c].min()), float(train[c].max())]}
+            for c, t in _column_transformers(synth, train) if getattr(t, "fit_lower", None) is not None}
+
+
+def _no_dp_bounds(synth, train, cfg, preprocessor_eps: float) -> str:
+    """Why `bounds: dp` failed, naming the column: smartnoise's approx_bounds keeps the power-of-two bins
+    (128 of them) whose Laplace-noised count exceeds about 11 / epsilon_column (at the loosest failure
+    probability it tries, 1e-3), so a column whose values spread over bins of fewer rows has no bounds."""
+    failed = [c for c, t in _column_transformers(synth, train)
+              if getattr(t, "needs_epsilon", False) and not getattr(t, "fit_complete", True)]
+    n_num = len(cfg["numeric"])
+    per_column = preprocessor_eps / max(n_num, 1)
+    threshold = -np.log(2 - 2 * (1 - 1e-3) ** (1 / 127)) / per_column
+    return (f"mst: bounds: dp: smartnoise found no DP bounds for column {failed[0]!r} "
+            f"(preprocessor_eps {preprocessor_eps:g} split over {n_num} numeric columns = {per_column:.3g} each; a "
+            f"power-of-two bin of T must hold more than about {threshold:,.0f} of its {len(train):,} rows). "
+            "Raise preprocessor_eps, or use bounds: data (T's min/max, not covered by epsilon)"
+            if failed else "mst: bounds: dp: smartnoise found no DP bounds for a numeric column")
 
 
 def _sample_mst(model, n, cfg):
@@ -210,7 +251,11 @@ def main(argv: list) -> int:
     result = {"versions": {dist: version(dist), "numpy": np.__version__, "pandas": pd.__version__}}
     if cfg["stage"] == "fit":
         train = pd.read_parquet(workdir / "train.parquet")
-        model, info = fit(train, cfg, cfg["params"])
+        try:
+            model, info = fit(train, cfg, cfg["params"])
+        except SettingsError as exc:  # diagnosed here: its message is the cell's reason
+            (workdir / "result.json").write_text(json.dumps({"error": str(exc)}))
+            return SETTINGS_EXIT
         with gzip.open(cfg["model"], "wb", compresslevel=3) as fh:  # the cell's files are capped in size
             pickle.dump(model, fh)
         result["info"] = info

@@ -43,7 +43,7 @@ class MST(IsolatedSynthesizer):
     method = "mst"
 
     def __init__(self, epsilon: float = 1.0, delta: float = 1e-9, preprocessor_eps: float | None = None,
-                 secure_noise: bool = False, bounds: str = "dp", bins: int = 10) -> None:
+                 secure_noise: bool = False, bounds: str = "data", bins: int = 10) -> None:
         self.epsilon = _check_epsilon("mst", epsilon)
         if not 0 < float(delta) < 1:
             raise ValueError(f"mst: delta must be in (0, 1), got {delta!r}")
@@ -53,6 +53,9 @@ class MST(IsolatedSynthesizer):
         if isinstance(bins, bool) or not isinstance(bins, int) or bins < 2:
             raise ValueError(f"mst: bins must be an integer >= 2, got {bins!r}")
         self.bounds, self.bins = bounds, bins
+        if bounds == "data" and preprocessor_eps is not None:
+            raise ValueError(f"mst: preprocessor_eps ({preprocessor_eps!r}) is spent on DP bounds only: it needs "
+                             "bounds: dp (bounds: data reads T's min/max without budget)")
         pre = 0.0 if bounds == "data" else self.epsilon / 10 if preprocessor_eps is None else float(preprocessor_eps)
         if bounds == "dp" and not 0 < pre < self.epsilon:
             raise ValueError(f"mst: preprocessor_eps must be in (0, epsilon = {self.epsilon:g}), got {preprocessor_eps!r}")

@@ -51,6 +51,8 @@ class SequentialContext:
     seed: int
     dataset: str = ""
     holdout: tuple[pd.DataFrame, pd.DataFrame] | None = None
+    #: the event order columns (SequentialSpec.order); T's events are already in this order
+    order: tuple[str, ...] = ()
 
 
 class SequentialSynthesizer(ABC):
@@ -66,6 +68,15 @@ class SequentialSynthesizer(ABC):
     @abstractmethod
     def sample(self, n_subjects: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
         """(subjects, events) of n_subjects synthetic subjects, same columns as T's tables."""
+
+    def info(self) -> dict:
+        """JSON-safe facts about the fitted synthesizer, recorded with the cell (as Synthesizer.info)."""
+        return {}
+
+    def versions(self) -> dict[str, str | None]:
+        """Versions of what the output depends on beyond the Python packages the harness records
+        (as Synthesizer.versions: recorded in generate.json, status.json and MLflow)."""
+        return {}
 
 
 class _Sequences:

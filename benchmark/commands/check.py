@@ -19,6 +19,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from benchmark.commands._pairs import (
+    add_pair_arguments,
+    check_pair_args,
+    evaluate_pairs,
+    pair_files,
+    pair_mode,
+)
 from benchmark.layout import canonical
 
 
@@ -34,14 +41,17 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("study", nargs="?", help="a study name (results/<study>) or a study directory")
     p.add_argument("--cell", action="append", default=[], metavar="DATASET/seedK/SYNTHESIZER",
                    help="check only this cell, e.g. adult/seed0/ctgan (repeatable)")
-    p.add_argument("--gates", default="default", help="conf/gates/<name>.yaml or a path (default: default)")
+    p.add_argument("--gates", help="conf/gates/<name>.yaml or a path (default: default; sequential for a "
+                                   "sequential study or subject + event pairs)")
     p.add_argument("--strict", action="store_true", help="a target that cannot be judged (n/a) fails too")
     p.add_argument("--out", help="write the verdict table to this CSV file")
     p.add_argument("--train", help="training table T (file mode, with --holdout and --synthetic)")
     p.add_argument("--holdout", help="holdout table H (file mode)")
     p.add_argument("--synthetic", help="synthetic table S (file mode)")
     p.add_argument("--dataset", help="file mode: column kinds and roles from this dataset's config")
-    p.add_argument("--metrics", default="default", help="file mode: metrics config conf/metrics/<name>.yaml")
+    p.add_argument("--metrics", help="file mode: metrics config conf/metrics/<name>.yaml (default: default; "
+                                     "sequential for subject + event pairs)")
+    add_pair_arguments(p)
     p.add_argument("--skip", action="append", default=[], metavar="FAMILY",
                    help="file mode: leave out a metric family of the config (repeatable)")
     p.set_defaults(func=run)
@@ -154,14 +164,17 @@ def _unfinished(results, selected: bool):
 def _file_results(args: argparse.Namespace, gates):
     """A one-cell StudyResults from evaluating three files, as `holdbench evaluate` would."""
     from benchmark.config import build_metric_families, check_metrics_config, load_group, to_container
-    from benchmark.layout import StudyLayout
-    from benchmark.results import Cell, StudyResults, cells_table
     from contracts.io import read_table
     from metrics.evaluate import evaluate, kinds_from_dtypes
     from metrics.registry import specs_of
 
-    if not (args.train and args.holdout and args.synthetic):
-        raise ValueError("file mode needs --train, --holdout and --synthetic (or name a study)")
+    sequential = pair_mode(args)
+    if sequential:
+        check_pair_args(args, ("train", "holdout", "synthetic"))
+    elif not (args.train and args.holdout and args.synthetic):
+        raise ValueError("file mode needs --train, --holdout and --synthetic, or the subject + event pairs "
+                         "--train-subjects, --train-events, ... (or name a study)")
+    args.metrics = args.metrics or ("sequential" if sequential else "default")
     cfg = to_container(load_group("metrics", args.metrics))
     check_metrics_config(args.metrics, cfg)
     present = {k: v for k, v in (cfg.get("families") or {}).items() if v is not None}
@@ -173,10 +186,16 @@ def _file_results(args: argparse.Namespace, gates):
     if not cfg["families"]:
         raise ValueError("every metric family was skipped: nothing to compute")
     families = build_metric_families(cfg)
+    from benchmark.commands.evaluate import check_family_kinds
+
+    check_family_kinds(args.metrics, families, sequential)
     specs = [spec for f in families for spec in specs_of(f.result_type)]
     from benchmark.gates import check_metrics
 
     check_metrics(gates, specs)  # a misspelt metric fails before the (slow) evaluation
+    if sequential:
+        _, res = evaluate_pairs(args, families, cfg)
+        return _one_cell(args.dataset, Path(args.synthetic_events), res, specs, "sequential")
     train, holdout, synthetic = (read_table(p) for p in (args.train, args.holdout, args.synthetic))
     roles: dict = {}
     if args.dataset:
@@ -190,10 +209,18 @@ def _file_results(args: argparse.Namespace, gates):
         kinds = kinds_from_dtypes(train)
     res = evaluate(train, holdout, synthetic, kinds, families=families, n_jobs=int(cfg.get("n_jobs", 1)),
                    seed=int(cfg.get("seed", 0)), **roles)
-    name = Path(args.synthetic).name
-    cell = Cell("files", args.dataset or "files", name, 0, Path(args.synthetic).parent,
+    return _one_cell(args.dataset, Path(args.synthetic), res, specs, "flat")
+
+
+def _one_cell(dataset: str | None, synthetic: Path, res, specs: list, kind: str):
+    """A one-cell StudyResults of an evaluation of files (named after the synthetic file)."""
+    from benchmark.layout import StudyLayout
+    from benchmark.results import Cell, StudyResults, cells_table
+
+    name = synthetic.name
+    cell = Cell("files", dataset or "files", name, 0, synthetic.parent,
                 {"status": "ok", "reason": "", "holdout_rule": False}, res.to_dict(), res.artifacts())
-    study = {"name": "files", "datasets": [cell.dataset], "synthesizers": [name], "seeds": [0]}
+    study = {"name": "files", "datasets": [cell.dataset], "synthesizers": [name], "seeds": [0], "kind": kind}
     return StudyResults(StudyLayout(Path(".")), study, [cell], cells_table([cell]), specs)
 
 
@@ -218,26 +245,39 @@ def render(table: pd.DataFrame) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchmark.gates import FAIL, NA, PASS, cell_verdicts, load_gates, verdicts
+    from benchmark.gates import (
+        DEFAULT_GATES,
+        FAIL,
+        NA,
+        PASS,
+        cell_verdicts,
+        default_gates,
+        load_gates,
+        verdicts,
+    )
 
-    file_mode = any((args.train, args.holdout, args.synthetic))
+    file_mode = any((args.train, args.holdout, args.synthetic)) or pair_mode(args)
     if file_mode and args.study:
-        raise ValueError("name a study or give --train/--holdout/--synthetic, not both")
+        raise ValueError("name a study or give --train/--holdout/--synthetic (or the pairs), not both")
     if not file_mode and not args.study:
-        raise ValueError("name a study (holdbench check <study>) or give --train, --holdout and --synthetic")
+        raise ValueError("name a study (holdbench check <study>) or give --train, --holdout and --synthetic "
+                         "(or the subject + event pairs --train-subjects, --train-events, ...)")
     if file_mode and args.cell:
         raise ValueError("--cell selects cells of a study; it does not apply to --train/--holdout/--synthetic")
     from benchmark.commands.evaluate import check_out
 
-    check_out(args.out, [p for p in (args.train, args.holdout, args.synthetic) if p], what="CSV file")
-    gates = load_gates(args.gates)  # schema errors first, before any (slow) evaluation
+    inputs = pair_files(args) if pair_mode(args) else [args.train, args.holdout, args.synthetic]
+    check_out(args.out, [p for p in inputs if p], what="CSV file")
     unfinished: list[str] = []
     if file_mode:
+        gates = load_gates(args.gates or DEFAULT_GATES["sequential" if pair_mode(args) else "flat"])
         results = _file_results(args, gates)
     else:
         from benchmark.results import load_results
 
-        results = _select(load_results(_study_dir(args.study)), args.cell)
+        results = load_results(_study_dir(args.study))
+        gates = load_gates(args.gates or default_gates(results.study))
+        results = _select(results, args.cell)
         results, unfinished = _unfinished(results, bool(args.cell))
     table = verdicts(results, gates)
     print(f"holdbench check: {gates.source} on {len(results.cells)} cell(s) of {results.name}")

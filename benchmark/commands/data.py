@@ -23,10 +23,19 @@ def _list(args) -> int:
 
 
 def _load(args) -> int:
-    from benchmark.data import dataset_schema, load_dataset
+    from benchmark.data import dataset_config, dataset_schema, load_dataset
 
     for name in args.names:
         t0 = time.perf_counter()
+        if dataset_config(name)["source"] == "sequential":
+            from benchmark.sequential_data import load_sequential
+
+            data = load_sequential(name)  # every check of both files (not cached: read in a few seconds)
+            spec = data.spec
+            print(f"{name}: {data.n_subjects:,} subjects x {len(spec.subject_columns)} columns, {data.n_events:,} "
+                  f"events x {len(spec.event_columns)} columns (key {spec.key!r}, order {list(spec.order)}) "
+                  f"in {time.perf_counter() - t0:.2f} s")
+            continue
         df = load_dataset(name, use_cache=not args.no_cache)
         secs = time.perf_counter() - t0
         kinds = dataset_schema(name).kinds

@@ -14,6 +14,13 @@ import sys
 import time
 from pathlib import Path
 
+from benchmark.commands._pairs import (
+    add_pair_arguments,
+    check_pair_args,
+    evaluate_pairs,
+    pair_files,
+    pair_mode,
+)
 from contracts.io import read_table, write_json
 
 #: families each --no-<x> flag drops
@@ -27,16 +34,18 @@ def register(subparsers) -> argparse.ArgumentParser:
         description="Score a synthetic table S against its training table T and holdout H "
                     "(Platzer & Reutterer 2021 and beyond; SPEC §3-§11).",
     )
-    p.add_argument("--train", required=True, help="training table T (.csv, .csv.gz, .parquet)")
-    p.add_argument("--holdout", required=True, help="holdout table H, never seen by the synthesizer")
+    p.add_argument("--train", help="training table T (.csv, .csv.gz, .parquet)")
+    p.add_argument("--holdout", help="holdout table H, never seen by the synthesizer")
     p.add_argument("--synthetic", help="synthetic table S (optional with --holdout-row)")
+    add_pair_arguments(p)
     p.add_argument("--out", help="write all metrics as JSON to this file")
     p.add_argument("--holdout-row", action="store_true",
                    help="evaluate S = H: the reference row every synthesizer is compared with")
     p.add_argument("--dataset", help="take column kinds and roles (target, sensitive attribute, "
                                      "quasi-identifiers) from this dataset's config instead of T's dtypes")
     p.add_argument("--target", help="the prediction target column (utility metrics); overrides --dataset's")
-    p.add_argument("--metrics", default="default", help="metrics config conf/metrics/<name>.yaml (default: default)")
+    p.add_argument("--metrics", help="metrics config conf/metrics/<name>.yaml (default: default; sequential for "
+                                     "subject + event pairs)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override the metrics config, e.g. families.fidelity.max_combinations=100 (repeatable)")
     p.add_argument("--skip", action="append", default=[], metavar="FAMILY",
@@ -59,10 +68,21 @@ def register(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+#: options that set flat families' settings (refused for subject + event pairs)
+_FLAT_ONLY = ("max_combinations", "privacy_sample", "no_extended", "no_utility", "target", "sep")
+
+
 def _metrics_config(args: argparse.Namespace) -> tuple[dict, list]:
     """The metrics config with the skipped families left out, and the families it builds."""
     from benchmark.config import check_metrics_config, group_config
 
+    sequential = pair_mode(args)
+    if sequential:
+        flat = [f"--{o.replace('_', '-')}" for o in _FLAT_ONLY if getattr(args, o, None) not in (None, False)]
+        if flat:
+            raise ValueError(f"{', '.join(flat)} set flat-table options; they do not apply to subject + event pairs")
+    if args.metrics is None:
+        args.metrics = "sequential" if sequential else "default"
     overrides = list(args.set)
     if args.max_combinations is not None:
         overrides.append(f"families.fidelity.max_combinations={args.max_combinations}")
@@ -81,13 +101,31 @@ def _metrics_config(args: argparse.Namespace) -> tuple[dict, list]:
     if families and all(k in skip or v is None for k, v in families.items()):
         raise ValueError("every metric family was skipped: nothing to compute")
     built = check_metrics_config(args.metrics, cfg, skip=skip)
+    check_family_kinds(args.metrics, built, sequential)
     cfg["families"] = {k: v for k, v in families.items() if k not in skip}
     return cfg, built
+
+
+def check_family_kinds(metrics: str, families: list, sequential: bool) -> None:
+    """Sequential families for subject + event pairs, flat ones for tables: anything else is refused."""
+    from metrics.sequential import SequentialFamily
+
+    wrong = [f.name for f in families if isinstance(f, SequentialFamily) != sequential]
+    if wrong:
+        raise ValueError(f"metrics config {metrics!r}: famil(ies) {wrong} are "
+                         f"{'flat' if sequential else 'sequential'}; "
+                         + ("subject + event pairs are scored with sequential families (--metrics sequential)"
+                            if sequential else "flat tables are scored with flat families (--metrics default)"))
 
 
 def run(args: argparse.Namespace) -> int:
     from metrics.evaluate import evaluate
 
+    if pair_mode(args):
+        return _run_pairs(args)
+    if not (args.train and args.holdout):
+        raise ValueError("give --train and --holdout (flat tables), or the subject + event pairs "
+                         "(--train-subjects, --train-events, --holdout-subjects, --holdout-events, ...)")
     if not args.holdout_row and not args.synthetic:
         raise ValueError("--synthetic is required unless --holdout-row is given")
     inputs = [args.train, args.holdout] + ([args.synthetic] if args.synthetic else [])
@@ -107,6 +145,27 @@ def run(args: argparse.Namespace) -> int:
     out["synthetic"] = None if args.holdout_row else str(args.synthetic)
     out["dataset"] = args.dataset
     out.update(notes)
+    print(summary(out, [spec for f in families for spec in _specs(f)]))
+    if args.out:
+        write_json(args.out, out)
+        print(f"\nwrote {args.out}")
+    return 0
+
+
+def _run_pairs(args: argparse.Namespace) -> int:
+    """`holdbench evaluate` on subject + event pairs (a sequential --dataset names the columns)."""
+    check_pair_args(args, ("train", "holdout", "synthetic"), args.holdout_row)
+    files = pair_files(args, args.holdout_row)
+    check_out(args.out, files)
+    cfg, families = _metrics_config(args)
+    spec, res = evaluate_pairs(args, families, cfg, args.holdout_row, announce=_announce)
+    out = res.to_dict()
+    out.update({f"{r}_{p}": f for (r, p), f in zip(((r, p) for r in ("train", "holdout", "synthetic")
+                                                      for p in ("subjects", "events")), files + [None, None])})
+    out["dataset"] = args.dataset
+    print(f"sequential data ({spec.name}: key {spec.key!r}, order {list(spec.order)}): "
+          f"T {out.get('n_subjects_train') or 0:,} subjects, H {out.get('n_subjects_holdout') or 0:,}, "
+          f"S {out.get('n_subjects_synthetic') or 0:,}")
     print(summary(out, [spec for f in families for spec in _specs(f)]))
     if args.out:
         write_json(args.out, out)

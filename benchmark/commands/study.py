@@ -54,7 +54,7 @@ def _restrict_options(p) -> None:
     p.add_argument("--synthesizers", nargs="+", metavar="NAME", help="run only these synthesizers of the study")
 
 
-def _study_dir(name: str) -> Path:
+def study_dir(name: str) -> Path:
     from benchmark.config import check_name
     from benchmark.workflow import results_root
 
@@ -363,7 +363,8 @@ def _validate(args) -> int:
     cells = study.cells()
     print(f"study {study.name!r}: {len(study.datasets)} dataset(s) x {len(study.synthesizers)} "
           f"synthesizer(s) x {len(study.seeds)} seed(s) = {len(cells)} cells, "
-          f"{study.n_synthetic:,} records each, split {study.split}")
+          + ("sequential (subject + event) data, S with as many subjects as T, split over subjects at random"
+             if study.sequential else f"{study.n_synthetic:,} records each, split {study.split}"))
     for c in cells:
         print(f"  {c.cell_id}")
     return 0
@@ -372,12 +373,12 @@ def _validate(args) -> int:
 def _track(args) -> int:
     from benchmark.runner import do_track
 
-    d = _study_dir(args.study)
+    d = study_dir(args.study)
     return do_track(d, args.uri, d / "mlflow.json")
 
 
 def _report(args) -> int:
     from benchmark.runner import do_collect
 
-    do_collect(_study_dir(args.study))
+    do_collect(study_dir(args.study))
     return 0

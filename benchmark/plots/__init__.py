@@ -8,6 +8,9 @@ Study figures (results/<study>/plots/), after Platzer & Reutterer (2021):
     drilldown_<dataset>_<column>.png   Figures 6-8: a column in T, H and S per synthesizer
 Per cell (in the cell directory), one figure per artifact table: marginals.png,
 dcr_histogram.png, nndr_distribution.png, mia_roc.png, disclosure_curve.png, tuning_trace.png.
+Sequential (subject + event) studies (benchmark/plots/sequential.py): coherence_<dataset>.png per
+dataset; per cell seq_length_histogram.png and the DCR, NNDR and attack figures of the subject vectors
+(seq_dcr_histogram.png, subject_nndr_distribution.png, subject_mia_roc.png).
 
 Plots are drawn on bare `Figure` objects with the Agg canvas and matplotlib's default style, so
 they never touch pyplot's global state, do not depend on a user's matplotlibrc, and come out
@@ -24,10 +27,10 @@ from pathlib import Path
 from matplotlib import rc_context, style
 
 from benchmark.layout import SYNTHETIC
-from benchmark.plots import frontier
+from benchmark.plots import frontier, sequential
 from benchmark.plots._base import RC, safe
+from benchmark.plots.cell import CELL_FIGURES as _FLAT_CELL_FIGURES
 from benchmark.plots.cell import (
-    CELL_FIGURES,
     plot_cell_marginals,
     plot_dcr_histogram,
     plot_disclosure,
@@ -45,6 +48,9 @@ __all__ = [
     "study_figures",
 ]
 
+#: every per-cell figure: artifact -> (plot function, caption), flat cells' then sequential cells'
+CELL_FIGURES = {**_FLAT_CELL_FIGURES, **sequential.CELL_FIGURES}
+
 #: study figure files ({dataset}: one per dataset, in study order) and their captions, in report order
 STUDY_FIGURES = (
     ("fidelity_{dataset}.png", ("Fidelity (paper Figure 9): F1, F2, F3 per synthesizer on a log axis; the orange "
@@ -53,6 +59,7 @@ STUDY_FIGURES = (
     ("privacy_{dataset}.png", ("Privacy (paper Figure 10): DCR share with its 95% interval, zoomed around the ideal "
                               "0.5 (values beyond the window are marked off scale), and the mean distance of "
                               "synthetic records to their closest record in T and in H.")),
+    (sequential.COHERENCE_FIGURE, sequential.COHERENCE_CAPTION),
     ("tradeoff.png", ("Trade-off (paper Figure 11): F3 ratio against DCR share; the holdout at ratio 1 and share 0.5 "
                      "is where a perfect generator sits, the flip baselines trace the trade-off curve.")),
     ("utility.png", "Utility: the headline utility metrics (pMSE ratio, TSTR AUC ratio) per synthesizer."),
@@ -159,6 +166,18 @@ def _drilldown_key(code: str, results, dataset: str, column: str, cells: list) -
     return _key(code, "plot_drilldown", *parts)
 
 
+def _artifact_key(code: str, fn, dataset: str, cells: list, artifact: str) -> str:
+    """A study figure drawn from one artifact table of every cell of a dataset: each cell's name, status,
+    metrics and table file."""
+    import json
+
+    parts = [dataset]
+    for c in cells:
+        parts += [c.cell_id, c.ok, json.dumps(c.metrics, sort_keys=True, default=str),
+                  _file_digest(c.path / f"{artifact}.csv")]
+    return _key(code, fn.__name__, *parts)
+
+
 def _cell_key(code: str, fn, cell, artifact: str) -> str:
     """A cell figure's inputs: its artifact table (the file it was read from), the cell's metrics and name."""
     import json
@@ -199,6 +218,11 @@ def make_plots(results, n_jobs: int = 1, stats: dict | None = None) -> list[Path
             out = plot_dir / f"privacy_{safe(dataset)}.png"
             tasks.append((_study_key(code, plot_privacy, cells, summary, dataset), out,
                           (plot_privacy, cells, summary, out, [dataset])))
+        if "seq_coherence_ratio_mean" in summary:
+            out = plot_dir / sequential.COHERENCE_FIGURE.format(dataset=safe(dataset))
+            mine = [c for c in results.cells if c.dataset == dataset]
+            tasks.append((_artifact_key(code, sequential.plot_coherence, dataset, mine, "seq_coherence"), out,
+                          (sequential.plot_coherence, mine, dataset, out)))
     if "F3_ratio_mean" in summary and "dcr_share_mean" in summary:
         out = plot_dir / "tradeoff.png"
         tasks.append((_study_key(code, plot_tradeoff, cells, summary), out, (plot_tradeoff, cells, summary, out)))

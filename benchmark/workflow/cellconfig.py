@@ -20,6 +20,11 @@ def split_snapshot(dataset_config: dict, split: str, split_files: dict | None) -
     return {"dataset": dataset_config, "split": split, "split_files": split_files}
 
 
+def is_sequential_split(split: dict) -> bool:
+    """True when a split snapshot's dataset is sequential (subject + event tables)."""
+    return (split.get("dataset") or {}).get("source") == "sequential"
+
+
 def synth_snapshot(config: dict, n_synthetic: int) -> dict:
     """Content of .config/synth-<synth>.json."""
     return {"config": config, "n_synthetic": n_synthetic}

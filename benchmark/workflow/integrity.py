@@ -18,8 +18,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmark.layout import GENERATE_JSON, MARGINALS, METRICS_JSON, STATUS_JSON, SYNTHETIC, StudyLayout
-from benchmark.workflow.cellconfig import cell_config, digest, file_problem
+from benchmark.layout import (
+    GENERATE_JSON,
+    MARGINALS,
+    METRICS_JSON,
+    STATUS_JSON,
+    SYNTHETIC,
+    SYNTHETIC_PAIR,
+    StudyLayout,
+    synthetic_files,
+)
+from benchmark.workflow.cellconfig import cell_config, digest, file_problem, is_sequential_split
 
 STATUSES = ("ok", "error", "timeout", "oom", "skipped")
 
@@ -47,7 +56,7 @@ class Repair:
 
 def downstream(lay: StudyLayout, job: str, dataset: str, seed: int, synths: list[str]) -> list[Path]:
     """Outputs of the jobs that follow `job` for (dataset, seed, synths), and of the collect job."""
-    names = {"split": (GENERATE_JSON, SYNTHETIC, STATUS_JSON, METRICS_JSON),
+    names = {"split": (GENERATE_JSON, SYNTHETIC, *SYNTHETIC_PAIR, STATUS_JSON, METRICS_JSON),
              "generate": (STATUS_JSON, METRICS_JSON), "evaluate": ()}[job]
     cells = [lay.cell_file(dataset, seed, s, n) for s in synths for n in names]
     return cells + [lay.collect_marker]  # the collect job runs again; its old outputs stay until replaced
@@ -78,18 +87,20 @@ def _parquet_problem(path: Path) -> str | None:
     return None
 
 
-def scan_split(lay: StudyLayout, dataset: str, seed: int) -> Repair | None:
-    files = (lay.train(dataset, seed), lay.holdout(dataset, seed), lay.schema(dataset, seed))
+def scan_split(lay: StudyLayout, dataset: str, seed: int, sequential: bool = False) -> Repair | None:
+    files = tuple(lay.split_outputs(dataset, seed, sequential).values())  # the tables, then schema.json
     if not any(f.exists() for f in files):
         return None
     missing = [f.name for f in files if not f.exists()]
     if missing:
         return Repair("split", dataset, seed, None, files, f"{', '.join(missing)} missing")
-    schema, problem = _json(files[2])
+    schema, problem = _json(files[-1])
     if schema is None and problem != "missing":
         return Repair("split", dataset, seed, None, files, problem)
+    if sequential != ("sequential" in (schema or {})):
+        return Repair("split", dataset, seed, None, files, "it was split as another kind of dataset")
     records = (schema or {}).get("files") or {}
-    for f in files[:2]:
+    for f in files[:-1]:
         bad = file_problem(f, records.get(f.name)) if f.name in records else _parquet_problem(f)
         if bad and f.exists():
             return Repair("split", dataset, seed, None, files, bad)
@@ -102,7 +113,8 @@ def scan_cell(lay: StudyLayout, dataset: str, seed: int, synth: str, split: dict
     cdir = lay.cell_dir(dataset, seed, synth)
     gen_path, status_path = cdir / GENERATE_JSON, cdir / STATUS_JSON
     gen, problem = _json(gen_path)
-    redo_gen = (GENERATE_JSON, SYNTHETIC)
+    names = synthetic_files(is_sequential_split(split))
+    redo_gen = (GENERATE_JSON, *names)
 
     def repair(job: str, names: tuple[str, ...], reason: str) -> Repair:
         return Repair(job, dataset, seed, synth, tuple(cdir / n for n in names), reason)
@@ -117,10 +129,11 @@ def scan_cell(lay: StudyLayout, dataset: str, seed: int, synth: str, split: dict
     if gen.get("generate_digest") not in (None, want):
         return repair("generate", redo_gen, "it was generated under another config")
     if gen["status"] == "ok":
-        record = (gen.get("outputs") or {}).get(SYNTHETIC)
-        bad = file_problem(cdir / SYNTHETIC, record) if record else _parquet_problem(cdir / SYNTHETIC)
-        if bad:
-            return repair("generate", redo_gen, bad)
+        for name in names:
+            record = (gen.get("outputs") or {}).get(name)
+            bad = file_problem(cdir / name, record) if record else _parquet_problem(cdir / name)
+            if bad:
+                return repair("generate", redo_gen, bad)
     retry = _retry(gen, limits, old_limits)
     if retry:
         return repair("generate", redo_gen, retry)
@@ -133,9 +146,10 @@ def scan_cell(lay: StudyLayout, dataset: str, seed: int, synth: str, split: dict
     full = digest(cell_config(split, synth_snap, metrics))
     if status.get("config_digest") not in (None, full):
         return repair("evaluate", redo_eval, "it was evaluated under another config")
-    made_from = (status.get("outputs") or {}).get(SYNTHETIC)
-    if made_from and made_from != (gen.get("outputs") or {}).get(SYNTHETIC):
-        return repair("evaluate", redo_eval, "it was evaluated on another synthetic table")
+    for name in names:
+        made_from = (status.get("outputs") or {}).get(name)
+        if made_from and made_from != (gen.get("outputs") or {}).get(name):
+            return repair("evaluate", redo_eval, "it was evaluated on another synthetic table")
     bad = _evaluation_problem(cdir, status)
     if bad:
         return repair("evaluate", redo_eval, bad)
@@ -181,7 +195,7 @@ def available_now(unavailable, metrics: dict) -> list[str]:
 def _evaluation_problem(cdir: Path, status: dict) -> str | None:
     records = status.get("outputs") or {}
     for name, record in records.items():
-        if name != SYNTHETIC:
+        if name not in (SYNTHETIC, *SYNTHETIC_PAIR):
             bad = file_problem(cdir / name, record)
             if bad:
                 return bad

@@ -23,6 +23,7 @@ from benchmark.config import DEFAULT_COST, split_overrides, synthesizer_cost
 from benchmark.data import dataset_config, dataset_schema, load_dataset
 from benchmark.isolation import STUDY_ENV, sweep
 from benchmark.layout import STATUS_JSON, StudyLayout
+from benchmark.sequential_data import load_sequential
 from benchmark.study import Study, load_study
 from benchmark.workflow import results_root
 from benchmark.workflow.cellconfig import run_snapshot, split_snapshot, synth_snapshot
@@ -98,7 +99,7 @@ def snapshots(study: Study, lay: StudyLayout) -> dict[Path, object]:
 def repairs(study: Study, lay: StudyLayout, files: dict[Path, object], old_run: dict | None) -> list[Repair]:
     """What of the study's outputs on disk must be recomputed (read-only)."""
     limits = {"timeout_seconds": study.timeout_seconds, "memory_gb": study.memory_gb}
-    out = [r for d in study.datasets for k in study.seeds if (r := scan_split(lay, d, k))]
+    out = [r for d in study.datasets for k in study.seeds if (r := scan_split(lay, d, k, study.sequential))]
     for c in study.cells():
         r = scan_cell(lay, c.dataset, c.seed, c.synthesizer, files[lay.split_config(c.dataset)],
                       files[lay.synth_config(c.synthesizer)], study.metrics, limits, old_run)
@@ -129,7 +130,10 @@ def prepare(config: dict, workflow=None) -> Plan:
         return Plan(study, root, mode, costs=costs)
     for d in study.datasets:
         # load (and cache) every dataset now: a bad table stops the run before any job starts
-        load_dataset(d) if study.split == "random" else dataset_schema(d)
+        if study.sequential:
+            load_sequential(d)  # every check of the subject and event files (file and column named)
+        else:
+            load_dataset(d) if study.split == "random" else dataset_schema(d)
     files = snapshots(study, lay)
     old_run = _old_run(lay.run_config)
     todo = repairs(study, lay, files, old_run)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from contracts import plugin_env
-from contracts.plugin_env import MISSING_EXIT, PluginEnv, requirements_sha256, run_worker
+from contracts.plugin_env import MISSING_EXIT, SETTINGS_EXIT, PluginEnv, requirements_sha256, run_worker
 
 
 def _fake_env(tmp_path: Path, monkeypatch, packages=("libx",)) -> PluginEnv:
@@ -88,6 +88,15 @@ def test_run_worker_reads_the_result(tmp_path, code, payload, expect):
     work.mkdir()
     got, seconds, _ = run_worker("libx", Path(sys.executable), worker, work, 30)
     assert got == expect and seconds > 0
+
+
+def test_run_worker_raises_the_workers_own_diagnosis_as_a_value_error(tmp_path):
+    worker = tmp_path / "w.py"
+    worker.write_text("import json, sys, pathlib\n"
+                      "pathlib.Path(sys.argv[1], 'result.json').write_text(json.dumps({'error': \"column 'x': no bounds\"}))\n"
+                      f"sys.exit({SETTINGS_EXIT})\n")
+    with pytest.raises(ValueError, match="^column 'x': no bounds$"):
+        run_worker("libx", Path(sys.executable), worker, tmp_path, 30)
 
 
 def test_run_worker_failure_names_the_plugin_and_shows_stderr(tmp_path):

@@ -20,7 +20,8 @@ GENERATORS = {"mst_eps1": "dp", "privbayes_eps1": "dp", "arf": "forest", "forest
 
 @pytest.mark.parametrize("make, match", [
     (lambda: MST(epsilon=0), "epsilon"), (lambda: MST(epsilon=float("inf")), "epsilon"),
-    (lambda: MST(epsilon=1, delta=1), "delta"), (lambda: MST(epsilon=1, preprocessor_eps=1), "preprocessor_eps"),
+    (lambda: MST(epsilon=1, delta=1), "delta"), (lambda: MST(epsilon=1, bounds="dp", preprocessor_eps=1), "preprocessor_eps"),
+    (lambda: MST(epsilon=1, preprocessor_eps=0.1), "preprocessor_eps .* needs bounds: dp"),
     (lambda: PrivBayes(epsilon=-1), "epsilon"), (lambda: PrivBayes(degree=0), "degree"),
     (lambda: PrivBayes(histogram_bins=1), "histogram_bins"), (lambda: ARF(num_trees=0), "num_trees"),
     (lambda: ARF(dist="normal"), "dist"), (lambda: ForestDiffusion(diffusion_type="ddpm"), "diffusion_type"),
@@ -77,3 +78,28 @@ def test_seeded_runs_are_byte_identical_and_match_the_schema(name, train, schema
     if GENERATORS[name] == "dp":  # the epsilon it ran at is read back from what generate.json records
         assert info["settings"]["epsilon"] == synthesizer_config(name, "smoke")["epsilon"]
     pd.testing.assert_frame_equal(first, schema.coerce(first, "test"))
+
+
+@_needs("dp")
+def test_mst_dp_bounds_that_smartnoise_cannot_find_fail_naming_the_column(train, fit_ctx):
+    # 300 rows, epsilon 1: preprocessor_eps 0.1 split over the 2 numeric columns MST bins (age, income)
+    # leaves 0.05 each, so a power-of-two bin must hold more than -ln(2 - 2 (1 - 1e-3)^(1/127)) / 0.05
+    # = 221 rows; age (18-89) spreads over three bins of ~100
+    synth = MST(epsilon=1.0, bounds="dp")
+    with pytest.raises(ValueError, match=r"no DP bounds for column 'age' \(preprocessor_eps 0.1 split over 2 "
+                                         r"numeric columns = 0.05 each.*more than about 221 of its 300 rows"):
+        synth.fit(train, fit_ctx(seed=0))
+
+
+@_needs("dp")
+@pytest.mark.slow  # a whole MST fit (~20-30 s)
+def test_mst_dp_bounds_found_are_recorded_beside_the_data_range(train, fit_ctx):
+    synth = MST(epsilon=10.0, bounds="dp")  # 1.0 for the bounds, 0.5 a column: a bin needs > 22 rows
+    synth.fit(train, fit_ctx(seed=0))
+    bounds = synth.info()["dp_bounds"]
+    assert set(bounds) == {"age", "income"}
+    for col, b in bounds.items():
+        assert b["data"] == [float(train[col].min()), float(train[col].max())]
+        lo, hi = b["dp"]
+        assert lo < hi
+    assert synth.info()["epsilon_training"] == pytest.approx(9.0)

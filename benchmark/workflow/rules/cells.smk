@@ -8,9 +8,7 @@ rule generate:
     Always succeeds as a job: a failure is recorded in generate.json (status, reason).
     """
     input:
-        train=L.train("{dataset}", "{seed}"),
-        holdout=L.holdout("{dataset}", "{seed}"),
-        schema=L.schema("{dataset}", "{seed}"),
+        **L.split_outputs("{dataset}", "{seed}", STUDY.sequential),
         config=lambda wc: PLAN.snapshot(L.synth_config(wc.synth)),
         redo=lambda wc: PLAN.redo_inputs("generate", wc.dataset, wc.seed, wc.synth),
     output:

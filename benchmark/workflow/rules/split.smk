@@ -1,12 +1,11 @@
 rule split:
-    """Seeded 50/50 split (or the provided split files) of one dataset."""
+    """Seeded 50/50 split (or the provided split files) of one dataset; of a sequential one, over subjects
+    (T's and H's subject and event tables)."""
     input:
         lambda wc: PLAN.snapshot(L.split_config(wc.dataset)),
         lambda wc: PLAN.redo_inputs("split", wc.dataset, wc.seed),
     output:
-        train=L.train("{dataset}", "{seed}"),
-        holdout=L.holdout("{dataset}", "{seed}"),
-        schema=L.schema("{dataset}", "{seed}"),
+        **L.split_outputs("{dataset}", "{seed}", STUDY.sequential),
     log:
         L.log("split", "{dataset}", "{seed}"),
     benchmark:

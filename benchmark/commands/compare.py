@@ -1,0 +1,32 @@
+"""`holdbench compare STUDY REFERENCE`: a study beside another (benchmark/compare.py)."""
+
+from __future__ import annotations
+
+
+def register(sub) -> None:
+    p = sub.add_parser("compare", help="a study beside another (paper beside paper_published): metrics side by "
+                                       "side, Spearman of the F3 ratios, CPU of generating vs evaluating")
+    p.add_argument("study", help="the fresh study (results/<study>)")
+    p.add_argument("reference", help="the study it is compared with, e.g. paper_published")
+    p.add_argument("--pair", nargs="+", default=[], metavar="REF=FRESH",
+                   help="pair a reference synthesizer with a fresh one (default: published_X stands for X)")
+    p.set_defaults(func=_compare)
+
+
+def _compare(args) -> int:
+    from benchmark.cli import UserError
+    from benchmark.commands.study import study_dir
+    from benchmark.compare import compare, render_markdown, write_comparison
+
+    pairs = {}
+    for item in args.pair:
+        ref, sep, fresh = item.partition("=")
+        if not sep or not ref or not fresh:
+            raise UserError(f"--pair {item!r}: expected REF=FRESH, e.g. published_mostly=mostly_ai")
+        pairs[ref] = fresh
+    fresh_dir, ref_dir = study_dir(args.study), study_dir(args.reference)
+    result = compare(fresh_dir, ref_dir, pairs)
+    print(render_markdown(result, args.study, args.reference), end="")
+    paths = write_comparison(result, fresh_dir, args.reference)
+    print(f"[holdbench] written: {paths['md']} and {paths['csv']}")
+    return 0
