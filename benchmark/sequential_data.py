@@ -276,7 +276,8 @@ def synthesizer_context(spec: SequentialSpec, seed: int, holdout: tuple[pd.DataF
     """What a sequential synthesizer is fitted with (synthesizers.sequential.SequentialContext)."""
     from synthesizers.sequential import SequentialContext
 
-    return SequentialContext(spec.key, spec.subject_schema, spec.event_schema, seed, spec.name, holdout)
+    return SequentialContext(spec.key, spec.subject_schema, spec.event_schema, seed, spec.name, holdout,
+                             order=tuple(spec.order))
 
 
 def read_pair(spec: SequentialSpec, subjects_file: str | Path, events_file: str | Path) -> SequentialData:

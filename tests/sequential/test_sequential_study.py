@@ -14,8 +14,8 @@ from benchmark.study import load_study
 from metrics.registry import specs_of
 from tests.workflow.helpers import make_conf
 
-SEQ_SYNTHS = {"seq_holdout", "seq_copy", "seq_indep_events", "seq_swap_sequences", "seq_ar_cart",
-              *(f"seq_flip{p}" for p in range(10, 100, 10))}
+SEQ_SYNTHS = {"seq_holdout", "seq_copy", "seq_indep_events", "seq_swap_sequences", "seq_ar_cart", "seq_par",
+              "seq_mostly", *(f"seq_flip{p}" for p in range(10, 100, 10))}
 
 
 def test_the_sequential_study_has_both_datasets_and_every_sequential_synthesizer():
@@ -28,10 +28,18 @@ def test_the_sequential_study_has_both_datasets_and_every_sequential_synthesizer
     assert load_study("demo").summary()["kind"] == "flat"
 
 
+def test_a_synthesizer_is_told_the_event_order():
+    from benchmark.sequential_data import sequential_spec, synthesizer_context
+
+    for name, order in (("baseball", ("yearID", "stint")), ("nlswork", ("year",))):
+        ctx = synthesizer_context(sequential_spec(name), 3)
+        assert ctx.order == order and ctx.key == sequential_spec(name).key and ctx.seed == 3
+
+
 def test_validate_lists_the_cells(capsys):
     assert main(["validate", "sequential"]) == 0
     out = capsys.readouterr().out
-    assert "28 cells, sequential (subject + event) data, S with as many subjects as T" in out
+    assert "32 cells, sequential (subject + event) data, S with as many subjects as T" in out
     assert "sequential/baseball/seed0/seq_ar_cart" in out and "sequential/nlswork/seed0/seq_flip90" in out
 
 
