@@ -194,18 +194,32 @@ def _run(args) -> int:
     # Snakemake in a process group of its own: a Ctrl-C reaches holdbench only, which passes it on
     # once to Snakemake and every job it started (as Snakemake expects a Ctrl-C: it cancels the jobs;
     # its SIGTERM would wait for the running jobs to finish, hours for a long fit)
-    proc = subprocess.Popen(cmd, start_new_session=True,  # its own process group (Python 3.10 has no process_group=)
-                            stdout=log, stderr=subprocess.STDOUT if log is not None else None)
     stopped: list[str] = []
+    started: list[subprocess.Popen] = []
 
     def stop(signum, frame):
         stopped.append(signal.Signals(signum).name)
-        try:
-            os.killpg(proc.pid, signal.SIGINT if len(stopped) == 1 else signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        for p in started:
+            try:
+                os.killpg(p.pid, signal.SIGINT if len(stopped) == 1 else signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
+    # the handlers go in before Snakemake starts: a child gets the default action for a signal its parent
+    # handles, but keeps one its parent ignores, and a run started in the background by a script (`&`
+    # without job control) ignores SIGINT: Snakemake would then ignore the Ctrl-C passed on to it and go
+    # on starting jobs
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        proc = subprocess.Popen(cmd, start_new_session=True,  # its own process group (Python 3.10 has no process_group=)
+                                stdout=log, stderr=subprocess.STDOUT if log is not None else None)
+        started.append(proc)
+        if stopped:  # a signal came while Snakemake was starting
+            stop(signal.Signals[stopped.pop()], None)
+    except BaseException:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        raise
     try:
         while True:  # poll Snakemake, pass holdbench's own lines of its output on, redraw the progress line
             code = proc.poll()
