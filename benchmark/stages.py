@@ -86,7 +86,6 @@ def evaluate(p: dict) -> dict:
         return _evaluate_sequential(p)
     from benchmark.config import build_metric_families
     from metrics import evaluate as run_metrics
-    from metrics.registry import specs_of
 
     schema = _schema(p["schema"])
     train = pd.read_parquet(p["train"])
@@ -101,13 +100,7 @@ def evaluate(p: dict) -> dict:
         seed=int(opts.get("seed", 0)), target=schema.target, sensitive=schema.sensitive,
         quasi_identifiers=schema.quasi_identifiers, on_error="na",
     )
-    secs = time.perf_counter() - t0
-    cell = Path(p["cell_dir"])
-    for name, table in res.artifacts().items():
-        write_csv(cell / artifact_file(name), table)
-    headline = [(m.name, m.label, m.digits) for f in families for m in specs_of(f.result_type) if m.headline]
-    return {"status": "ok", "metrics": res.to_dict(), "evaluate_seconds": round(secs, 4), "headline": headline,
-            "na": res.na, "unavailable": list(res.unavailable)}
+    return _evaluated(res, families, time.perf_counter() - t0, Path(p["cell_dir"]))
 
 
 def _spec(path: str):
@@ -163,7 +156,6 @@ def _evaluate_sequential(p: dict) -> dict:
     """Every sequential metric family of the study on S's pair against T's and H's."""
     from benchmark.config import build_metric_families
     from benchmark.sequential_data import metric_layout
-    from metrics.registry import specs_of
     from metrics.sequential import evaluate_families
 
     spec = _spec(p["schema"])
@@ -174,8 +166,13 @@ def _evaluate_sequential(p: dict) -> dict:
     res = evaluate_families(_pair(p["train"]), _pair(p["holdout"]), None if holdout_row else _pair(p["synthetic"]),
                             metric_layout(spec), families=families, holdout_row=holdout_row,
                             n_jobs=int(opts.get("n_jobs", 1)), seed=int(opts.get("seed", 0)), on_error="na")
-    secs = time.perf_counter() - t0
-    cell = Path(p["cell_dir"])
+    return _evaluated(res, families, time.perf_counter() - t0, Path(p["cell_dir"]))
+
+
+def _evaluated(res, families: list, secs: float, cell: Path) -> dict:
+    """The evaluate job's result of a flat or sequential evaluation; its artifact tables written into `cell`."""
+    from metrics.registry import specs_of
+
     for name, table in res.artifacts().items():
         write_csv(cell / artifact_file(name), table)
     headline = [(m.name, m.label, m.digits) for f in families for m in specs_of(f.result_type) if m.headline]
