@@ -26,6 +26,7 @@ from benchmark.commands._pairs import (
     pair_files,
     pair_mode,
 )
+from benchmark.commands.study import study_dir
 from benchmark.layout import canonical
 
 
@@ -56,21 +57,6 @@ def register(subparsers) -> argparse.ArgumentParser:
                    help="file mode: leave out a metric family of the config (repeatable)")
     p.set_defaults(func=run)
     return p
-
-
-def _study_dir(name: str) -> Path:
-    from benchmark.layout import StudyLayout
-    from benchmark.workflow import results_root
-
-    path = Path(name)
-    if path.is_dir() and StudyLayout(path).study_json.exists():
-        return path
-    from benchmark.config import check_name
-
-    layout = StudyLayout.of(results_root({}), check_name("study", name))
-    if not layout.study_json.exists():
-        raise FileNotFoundError(f"{layout.root}: no results of study {name!r} (run `holdbench run {name}` first)")
-    return layout.root
 
 
 _SEED = re.compile(r"^(?:seed)?(\d+)$")
@@ -275,7 +261,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         from benchmark.results import load_results
 
-        results = load_results(_study_dir(args.study))
+        results = load_results(study_dir(args.study))
         gates = load_gates(args.gates or default_gates(results.study))
         results = _select(results, args.cell)
         results, unfinished = _unfinished(results, bool(args.cell))

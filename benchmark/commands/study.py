@@ -55,13 +55,19 @@ def _restrict_options(p) -> None:
 
 
 def study_dir(name: str) -> Path:
-    from benchmark.config import check_name
+    """A study's results directory: `name` is a study (under the results root) or a path to a study directory."""
+    from benchmark.layout import StudyLayout
     from benchmark.workflow import results_root
 
-    d = results_root({}) / check_name("study", name)
-    if not (d / "study.json").exists():
-        raise FileNotFoundError(f"{d}: no results of study {name!r} yet (run `holdbench run {name}`)")
-    return d
+    path = Path(name)
+    if path.is_dir() and StudyLayout(path).study_json.exists():
+        return path
+    from benchmark.config import check_name
+
+    layout = StudyLayout.of(results_root({}), check_name("study", name))
+    if not layout.study_json.exists():
+        raise FileNotFoundError(f"{layout.root}: no results of study {name!r} yet (run `holdbench run {name}` first)")
+    return layout.root
 
 
 def _restriction(args) -> list[str]:
