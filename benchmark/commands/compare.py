@@ -26,7 +26,8 @@ def _compare(args) -> int:
         pairs[ref] = fresh
     fresh_dir, ref_dir = study_dir(args.study), study_dir(args.reference)
     result = compare(fresh_dir, ref_dir, pairs)
-    print(render_markdown(result, args.study, args.reference), end="")
-    paths = write_comparison(result, fresh_dir, args.reference)
+    # a study given as a path is named by its directory: the outputs are compare_<name>.{md,csv} in the study
+    print(render_markdown(result, fresh_dir.resolve().name, ref_dir.resolve().name), end="")
+    paths = write_comparison(result, fresh_dir, ref_dir.resolve().name)
     print(f"[holdbench] written: {paths['md']} and {paths['csv']}")
     return 0

@@ -95,3 +95,16 @@ def test_explicit_pair_and_bad_studies(studies, tmp_path):
         (other.path / d).rename(other.path / f"{d}_x")
     with pytest.raises(CompareError, match="share no dataset"):
         compare(root / "paper", other.path)
+
+
+def test_cli_with_study_paths_writes_beside_the_fresh_study_under_the_reference_name(studies, monkeypatch, tmp_path):
+    """Studies given as paths (e.g. a reference study in another checkout): the outputs are named after the
+    reference study's directory, never a file under a path built from the argument."""
+    from benchmark.cli import main
+
+    root, _ = studies
+    monkeypatch.chdir(tmp_path)
+    assert main(["compare", str(root / "paper"), str(root / "paper_published")]) == 0
+    assert (root / "paper" / "compare_paper_published.md").is_file()
+    assert (root / "paper" / "compare_paper_published.csv").is_file()
+    assert not [p for p in (root / "paper").iterdir() if p.is_dir() and p.name.startswith("compare_")]
