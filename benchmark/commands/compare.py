@@ -27,7 +27,8 @@ def _compare(args) -> int:
     fresh_dir, ref_dir = study_dir(args.study), study_dir(args.reference)
     result = compare(fresh_dir, ref_dir, pairs)
     # a study given as a path is named by its directory: the outputs are compare_<name>.{md,csv} in the study
-    print(render_markdown(result, fresh_dir.resolve().name, ref_dir.resolve().name), end="")
-    paths = write_comparison(result, fresh_dir, ref_dir.resolve().name)
+    fresh_name, ref_name = fresh_dir.resolve().name, ref_dir.resolve().name
+    print(render_markdown(result, fresh_name, ref_name), end="")
+    paths = write_comparison(result, fresh_dir, ref_name)
     print(f"[holdbench] written: {paths['md']} and {paths['csv']}")
     return 0
