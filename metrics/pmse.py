@@ -75,6 +75,9 @@ _ROUND_ITER = 60
 #: preconditioned rounds after which a fit still short of its tolerance is stopped when its pMSE
 #: ratio already exceeds `stop_ratio` (see pmse_ratio)
 _STOP_AFTER_ROUNDS = 3
+#: row blocks of the design in the loss/gradient pass: about 2 MB, so a block read for eta is still
+#: in cache for its gradient product (bank-marketing, 72,606 x 1,139: 86 -> 67 ms a call, one core)
+_BLOCK_BYTES = 2**21
 
 
 @dataclass(frozen=True)
@@ -291,12 +294,21 @@ def fit_propensity(design: np.ndarray, basis: np.ndarray, y: np.ndarray,
     """
     n = len(y)
     c = float(y.mean())
+    step = max(64, _BLOCK_BYTES // (8 * max(design.shape[1], 1)))
 
     def loss_grad(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        eta = design @ (basis @ theta[1:]) + theta[0]
-        loss = float(np.mean(np.logaddexp(0.0, eta) - y * eta))
-        resid = (expit(eta) - y) / n
-        return loss, np.concatenate([[resid.sum()], basis.T @ (design.T @ resid)])
+        # one pass over the design per call: each row block's eta and its share of the gradient are
+        # computed while the block is in cache (the design is read from memory once, not twice)
+        direction = basis @ theta[1:]
+        loss, resid_sum, grad = 0.0, 0.0, np.zeros(design.shape[1])
+        for a in range(0, n, step):
+            block, yb = design[a:a + step], y[a:a + step]
+            eta = block @ direction + theta[0]
+            loss += float(np.sum(np.logaddexp(0.0, eta) - yb * eta))
+            resid = (expit(eta) - yb) / n
+            resid_sum += float(resid.sum())
+            grad += block.T @ resid
+        return loss / n, np.concatenate([[resid_sum], basis.T @ grad])
 
     def descend(theta0: np.ndarray, precond: np.ndarray | None, maxiter: int) -> tuple[np.ndarray, int]:
         def fg(delta: np.ndarray) -> tuple[float, np.ndarray]:
