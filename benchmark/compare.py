@@ -10,9 +10,14 @@ and synthetic files). For each dataset both studies have:
   cell's timings;
 - the Spearman rank correlation of the F3 ratios over the synthesizers ok on both sides, the holdout
   left out (its ratio is 1 by construction on both);
-- the fresh study's CPU split between generating and evaluating, from Snakemake's benchmark records
-  (`cpu_time`: CPU seconds of the job's process tree, children included). A job interrupted and rerun
-  counts once (its last, finished attempt), so a resumed study does not double count.
+- the fresh study's CPU split between generating and evaluating: per job, the harness's own record
+  in the cell's status.json (`generate_cpu_seconds`, `evaluate_cpu_seconds`: user + system CPU of the
+  isolated process and its descendants, from getrusage) where the cell has it, else Snakemake's
+  benchmark record (`cpu_time`). Snakemake polls the process tree (every second, then every 30 s
+  once a job has run 30 s) and keeps each process's last sample, so it misses up to 30 s of every
+  process that runs longer: a 45 s evaluation was recorded at 41 s or at 13 s. The table says how
+  many jobs each source counted. A job interrupted and rerun counts once (its last, finished attempt),
+  so a resumed study does not double count.
 
 Writes results/<fresh>/compare_<reference>.{csv,md} and returns the tables.
 """
@@ -27,9 +32,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmark.layout import StudyLayout
+from benchmark.layout import STATUS_JSON, StudyLayout
 from benchmark.leaderboard import aggregate
 from benchmark.results import load_results
+from contracts.io import read_json_object
 
 #: (metric key, column label, digits): compared on both sides where the reference has the metric
 METRICS = (("F1_ratio", "F1 ratio", 3), ("F2_ratio", "F2 ratio", 3), ("F3_ratio", "F3 ratio", 3),
@@ -128,24 +134,45 @@ def _cpu_seconds(path: Path) -> float:
     return sum(float(r["cpu_time"]) for r in rows if r.get("cpu_time") not in (None, "", "NA"))
 
 
+def _harness_cpu(status: dict, job: str) -> float | None:
+    """The cell's own CPU record of `job` (generate or evaluate), None when it has none."""
+    value = status.get(f"{job}_cpu_seconds")
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def cpu_split(study_dir: Path, datasets: list[str]) -> pd.DataFrame:
-    """Generate and evaluate CPU seconds per dataset, from the study's Snakemake benchmark records."""
-    base = StudyLayout(study_dir).root / "benchmarks"
+    """Generate and evaluate CPU seconds per dataset: the cells' own records where they have them, else
+    Snakemake's benchmark records (module docstring); `harness_jobs` / `snakemake_jobs` count each source."""
+    lay = StudyLayout(study_dir)
+    base = lay.root / "benchmarks"
     out = []
     for d in datasets:
-        gen = ev = 0.0
-        n_gen = n_ev = 0
+        jobs: dict[tuple[str, str, str], Path | None] = {}
         for path in sorted((base / d).glob("seed*/*.tsv")):
-            job = path.name.rsplit(".", 2)[-2]  # <synth>.<job>.tsv
-            if job == GENERATE_JOB:
-                gen, n_gen = gen + _cpu_seconds(path), n_gen + 1
-            elif job == EVALUATE_JOB or job.startswith(EVALUATE_JOB + "_shard"):
-                ev, n_ev = ev + _cpu_seconds(path), n_ev + 1
-        out.append({"dataset": d, "generate_cpu_s": gen, "evaluate_cpu_s": ev, "generate_jobs": n_gen,
-                    "evaluate_jobs": n_ev, "evaluate_share": ev / (gen + ev) if gen + ev else math.nan})
+            synth, job = path.name[:-len(".tsv")].rsplit(".", 1)  # <synth>.<job>.tsv
+            if job in (GENERATE_JOB, EVALUATE_JOB) or job.startswith(EVALUATE_JOB + "_shard"):
+                jobs[(path.parent.name, synth, job)] = path
+        for status_path in sorted((lay.root / d).glob(f"seed*/*/{STATUS_JSON}")):
+            for job in (GENERATE_JOB, EVALUATE_JOB):
+                jobs.setdefault((status_path.parent.parent.name, status_path.parent.name, job), None)
+        row = {"dataset": d, "generate_cpu_s": 0.0, "evaluate_cpu_s": 0.0, "generate_jobs": 0, "evaluate_jobs": 0,
+               "harness_jobs": 0, "snakemake_jobs": 0}
+        for (seed_dir, synth, job), record in sorted(jobs.items(), key=lambda kv: kv[0]):
+            status = read_json_object(lay.root / d / seed_dir / synth / STATUS_JSON)
+            own = _harness_cpu(status, job) if job in (GENERATE_JOB, EVALUATE_JOB) else None
+            if own is None and record is None:
+                continue
+            seconds = own if own is not None else _cpu_seconds(record)
+            row["harness_jobs" if own is not None else "snakemake_jobs"] += 1
+            kind = "generate" if job == GENERATE_JOB else "evaluate"
+            row[f"{kind}_cpu_s"] += seconds
+            row[f"{kind}_jobs"] += 1
+        both = row["generate_cpu_s"] + row["evaluate_cpu_s"]
+        row["evaluate_share"] = row["evaluate_cpu_s"] / both if both else math.nan
+        out.append(row)
     df = pd.DataFrame(out)
-    total = {"dataset": "all", "generate_cpu_s": df["generate_cpu_s"].sum(), "evaluate_cpu_s": df["evaluate_cpu_s"].sum(),
-             "generate_jobs": df["generate_jobs"].sum(), "evaluate_jobs": df["evaluate_jobs"].sum()}
+    total = {"dataset": "all", **{k: df[k].sum() for k in ("generate_cpu_s", "evaluate_cpu_s", "generate_jobs",
+                                                           "evaluate_jobs", "harness_jobs", "snakemake_jobs")}}
     both = total["generate_cpu_s"] + total["evaluate_cpu_s"]
     total["evaluate_share"] = total["evaluate_cpu_s"] / both if both else math.nan
     return pd.concat([df, pd.DataFrame([total])], ignore_index=True)
@@ -177,10 +204,11 @@ def render_markdown(c: Comparison, fresh: str, reference: str) -> str:
         lines += ["", (f"Spearman ρ of the F3 ratios ({int(s['n'])} synthesizers ok on both sides, holdout left out): "
                        f"{_num(s['rho'], 3)}"), ""]
     lines += ["## CPU: generating against evaluating (the fresh study)", "",
-              "| dataset | generate CPU s | evaluate CPU s | evaluate share |", "|---|---:|---:|---:|"]
+              "| dataset | generate CPU s | evaluate CPU s | evaluate share | jobs: harness / Snakemake record |",
+              "|---|---:|---:|---:|---:|"]
     for _, r in c.cpu.iterrows():
         lines.append(f"| {r['dataset']} | {r['generate_cpu_s']:.0f} | {r['evaluate_cpu_s']:.0f} | "
-                     f"{_num(r['evaluate_share'], 3)} |")
+                     f"{_num(r['evaluate_share'], 3)} | {int(r['harness_jobs'])} / {int(r['snakemake_jobs'])} |")
     return "\n".join(lines) + "\n"
 
 

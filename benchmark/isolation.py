@@ -193,7 +193,8 @@ def run_isolated(
     """Run `benchmark.stages.<stage>(payload)` in a child; return its result or a failure status.
 
     The result always has `status` (one of STATUSES), `reason` (one line) and
-    `traceback_tail`, plus `peak_rss_mb` and `stage_wall_seconds`. Raises Interrupted (after
+    `traceback_tail`, plus `peak_rss_mb`, `stage_wall_seconds` and `stage_cpu_seconds` (user + system
+    CPU of the child and its descendants). Raises Interrupted (after
     killing the cell) when Snakemake died or the supervisor was signalled.
     """
     scratch = attempt.scratch
@@ -222,6 +223,7 @@ def run_isolated(
     sys.stdout.flush()
     sys.stderr.flush()
     t0 = time.perf_counter()
+    cpu0 = _children_cpu()
     proc = subprocess.Popen(
         [sys.executable, "-m", "benchmark._child", stage, str(payload_path), str(result_path), str(exit_path)],
         stdin=subprocess.DEVNULL, env=env, preexec_fn=limits, start_new_session=True,  # noqa: PLW1509 - one thread here
@@ -234,6 +236,7 @@ def run_isolated(
         proc.wait()
         _kill_descendants(attempt, cgroup)
     wall = time.perf_counter() - t0
+    cpu = _children_cpu() - cpu0
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     result = _read_result(result_path)
     if timed_out:
@@ -249,7 +252,16 @@ def run_isolated(
     result.setdefault("traceback_tail", "")
     result["peak_rss_mb"] = round(peak_mb, 1)
     result["stage_wall_seconds"] = round(wall, 3)
+    result["stage_cpu_seconds"] = round(cpu, 3)
     return result
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of every process this one has reaped so far, their own reaped
+    descendants included (the child, its plug-in workers and joblib processes once they are waited
+    for, or re-parented here and reaped by _kill_descendants)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _supervise(proc: subprocess.Popen, result_path: Path, timeout_seconds: float, watch: _Watch) -> bool:

@@ -243,6 +243,8 @@ def do_evaluate(study_dir: Path, dataset: str, seed: int, synth: str, shards: in
             "load_seconds": gen.get("load_seconds"), "fit_seconds": gen.get("fit_seconds"),
             "sample_seconds": gen.get("sample_seconds"),
             "evaluate_seconds": ev.get("evaluate_seconds"), "metric_seconds": timings, "wall_seconds": round(wall, 3),
+            # CPU (user + system) of the isolated generate / evaluate processes and their descendants
+            "generate_cpu_seconds": gen.get("stage_cpu_seconds"), "evaluate_cpu_seconds": ev.get("stage_cpu_seconds"),
             "overhead_seconds": round(wall - spent, 3), "peak_rss_mb": gen.get("peak_rss_mb"),
             "evaluate_peak_rss_mb": ev.get("peak_rss_mb"), "n_synthetic": gen.get("n_synthetic"),
             "holdout_rule": gen.get("holdout_rule", False), "config": config, "config_digest": digest(config),

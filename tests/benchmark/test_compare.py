@@ -3,6 +3,7 @@ its Spearman correlation of F3 ratios and the fresh study's CPU split between ge
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -35,6 +36,13 @@ def studies(tmp_path_factory):
     (bench / "gauss.evaluate.tsv").write_text(head + "1.0\t0:00:01\t100\t2.0\n")
     (bench / "ctgan.evaluate_shard0.tsv").write_text(head + "1.0\t0:00:01\t100\t3.0\n")
     (bench / "mst_eps0.1.generate.tsv").write_text(head + "1.0\t0:00:01\t100\t30.0\n")
+    # cart's cell has the harness's own CPU record: it wins over Snakemake's (which misses the tail of a
+    # long process); beta/cart has no Snakemake record at all (a job run by hand) and still counts
+    (bench / "cart.generate.tsv").write_text(head + "60.0\t0:01:00\t100\t31.0\n")
+    for dataset, record in (("alpha", {"generate_cpu_seconds": 45.5, "evaluate_cpu_seconds": 7.25}),
+                            ("beta", {"generate_cpu_seconds": 3.0, "evaluate_cpu_seconds": 1.0})):
+        path = fresh.path / dataset / "seed0" / "cart" / "status.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), **record}))
     return root, compare(root / "paper", root / "paper_published")
 
 
@@ -66,11 +74,15 @@ def test_spearman_over_shared_synthesizers_without_the_holdout(studies):
 def test_cpu_split_sums_generate_and_evaluate_records(studies):
     _, c = studies
     alpha = c.cpu.set_index("dataset").loc["alpha"]
-    assert alpha["generate_cpu_s"] == pytest.approx(40.0)       # gauss 10 + mst_eps0.1 30
-    assert alpha["evaluate_cpu_s"] == pytest.approx(5.0)        # evaluate 2 + one shard 3
-    assert alpha["evaluate_share"] == pytest.approx(5.0 / 45.0)
+    assert alpha["generate_cpu_s"] == pytest.approx(85.5)       # gauss 10 + mst_eps0.1 30 + cart 45.5 (not 31)
+    assert alpha["evaluate_cpu_s"] == pytest.approx(12.25)      # evaluate 2 + one shard 3 + cart 7.25
+    assert alpha["evaluate_share"] == pytest.approx(12.25 / 97.75)
+    assert (alpha["harness_jobs"], alpha["snakemake_jobs"]) == (2, 4)
+    beta = c.cpu.set_index("dataset").loc["beta"]
+    assert (beta["generate_cpu_s"], beta["evaluate_cpu_s"], beta["harness_jobs"], beta["snakemake_jobs"]) == \
+        (3.0, 1.0, 2, 0)
     total = c.cpu.set_index("dataset").loc["all"]
-    assert total["generate_cpu_s"] == pytest.approx(40.0) and total["evaluate_jobs"] == 2
+    assert total["generate_cpu_s"] == pytest.approx(88.5) and total["evaluate_jobs"] == 4
 
 
 def test_markdown_and_files(studies):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -307,3 +308,28 @@ def test_a_child_that_hangs_for_want_of_memory_is_oom_not_timeout(tmp_path):
     assert res["status"] == "oom", res
     assert res["reason"].startswith("generate process could not get memory under the 3 GB limit (memory_gb) and "
                                     "hung until the 20 s wall-clock limit: OpenBLAS error: Memory allocation")
+
+
+def test_a_stage_records_the_cpu_of_its_process_tree(tmp_path):
+    """stage_cpu_seconds (status.json's generate/evaluate_cpu_seconds, what `holdbench compare` splits) counts
+    the CPU of the child's own children too: here a worker process that burns about a second and writes
+    how much CPU it used; the stage's record is at least that, and not more than its wall time allows."""
+    import subprocess
+    import sys
+
+    from contracts.schema import Schema
+    from tests.workflow.helpers import REPO
+
+    train = pd.DataFrame({"age": np.arange(20), "job": list("ab") * 10})
+    train.to_parquet(tmp_path / "train.parquet")
+    (tmp_path / "schema.json").write_text(json.dumps(Schema.infer("t", train).to_dict()))
+    code = _UNDER_FSIZE.replace('"flood"', '"burn_worker"')
+    env = {**os.environ, "HOLDBENCH_TEST_BURN_FILE": str(tmp_path / "burned.txt")}
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path), str(1 << 30)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    res = json.loads((tmp_path / "result.json").read_text())
+    assert res["status"] == "ok", res
+    burned = float((tmp_path / "burned.txt").read_text())
+    assert burned >= 1.0
+    assert burned <= res["stage_cpu_seconds"] <= 2 * res["stage_wall_seconds"] + 0.5

@@ -46,6 +46,14 @@ def _double_fork(mode: str) -> None:
     _note_pid(mode, int(os.read(r, 64).decode().strip()))
 
 
+_BURN = """import sys, time
+t = time.process_time()
+while time.process_time() - t < 1.0:
+    pass
+open(sys.argv[1], "w").write(repr(time.process_time()))
+"""
+
+
 class _Unprintable(Exception):
     def __str__(self) -> str:
         raise RuntimeError("no text for you")
@@ -86,6 +94,8 @@ class Faulty(Synthesizer):
         if self.mode == "hang_spawn":
             _note_pid(self.mode, os.getpid())
             time.sleep(600)
+        if self.mode == "burn_worker":  # as a plug-in worker: a grandchild that burns ~1 CPU s, then says how much
+            subprocess.run([sys.executable, "-c", _BURN, os.environ["HOLDBENCH_TEST_BURN_FILE"]], check=True)
         if self.mode == "slow":
             time.sleep(float(os.environ.get("HOLDBENCH_TEST_SLOW", "6")))
         if self.mode == "libc_exit":
