@@ -149,8 +149,8 @@ def cpu_split(study_dir: Path, datasets: list[str]) -> pd.DataFrame:
     for d in datasets:
         jobs: dict[tuple[str, str, str], Path | None] = {}
         for path in sorted((base / d).glob("seed*/*.tsv")):
-            synth, job = path.name[:-len(".tsv")].rsplit(".", 1)  # <synth>.<job>.tsv
-            if job in (GENERATE_JOB, EVALUATE_JOB) or job.startswith(EVALUATE_JOB + "_shard"):
+            synth, _, job = path.name[:-len(".tsv")].rpartition(".")  # <synth>.<job>.tsv (or split.tsv)
+            if synth and job in (GENERATE_JOB, EVALUATE_JOB) or job.startswith(EVALUATE_JOB + "_shard"):
                 jobs[(path.parent.name, synth, job)] = path
         for status_path in sorted((lay.root / d).glob(f"seed*/*/{STATUS_JSON}")):
             for job in (GENERATE_JOB, EVALUATE_JOB):

@@ -32,6 +32,7 @@ def studies(tmp_path_factory):
     bench = fresh.path / "benchmarks" / "alpha" / "seed0"
     bench.mkdir(parents=True)
     head = "s\th:m:s\tmax_rss\tcpu_time\n"
+    (bench / "split.tsv").write_text(head + "1.0\t0:00:01\t100\t1.0\n")   # the split job: neither side
     (bench / "gauss.generate.tsv").write_text(head + "5.0\t0:00:05\t100\t10.0\n")
     (bench / "gauss.evaluate.tsv").write_text(head + "1.0\t0:00:01\t100\t2.0\n")
     (bench / "ctgan.evaluate_shard0.tsv").write_text(head + "1.0\t0:00:01\t100\t3.0\n")
