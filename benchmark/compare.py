@@ -150,16 +150,20 @@ def cpu_split(study_dir: Path, datasets: list[str]) -> pd.DataFrame:
         jobs: dict[tuple[str, str, str], Path | None] = {}
         for path in sorted((base / d).glob("seed*/*.tsv")):
             synth, _, job = path.name[:-len(".tsv")].rpartition(".")  # <synth>.<job>.tsv (or split.tsv)
-            if synth and job in (GENERATE_JOB, EVALUATE_JOB) or job.startswith(EVALUATE_JOB + "_shard"):
+            if synth and (job in (GENERATE_JOB, EVALUATE_JOB) or job.startswith(EVALUATE_JOB + "_shard")):
                 jobs[(path.parent.name, synth, job)] = path
         for status_path in sorted((lay.root / d).glob(f"seed*/*/{STATUS_JSON}")):
             for job in (GENERATE_JOB, EVALUATE_JOB):
                 jobs.setdefault((status_path.parent.parent.name, status_path.parent.name, job), None)
         row = {"dataset": d, "generate_cpu_s": 0.0, "evaluate_cpu_s": 0.0, "generate_jobs": 0, "evaluate_jobs": 0,
                "harness_jobs": 0, "snakemake_jobs": 0}
+        statuses: dict[tuple[str, str], dict] = {}
         for (seed_dir, synth, job), record in sorted(jobs.items(), key=lambda kv: kv[0]):
-            status = read_json_object(lay.root / d / seed_dir / synth / STATUS_JSON)
-            own = _harness_cpu(status, job) if job in (GENERATE_JOB, EVALUATE_JOB) else None
+            own = None
+            if job in (GENERATE_JOB, EVALUATE_JOB):  # a shard has only Snakemake's record
+                if (seed_dir, synth) not in statuses:  # one read per cell, not per job
+                    statuses[(seed_dir, synth)] = read_json_object(lay.root / d / seed_dir / synth / STATUS_JSON)
+                own = _harness_cpu(statuses[(seed_dir, synth)], job)
             if own is None and record is None:
                 continue
             seconds = own if own is not None else _cpu_seconds(record)
