@@ -5,8 +5,8 @@
 # (benchmark/workflow/prepare.py); a dry run writes nothing at all.
 from snakemake.utils import min_version, validate
 
-from benchmark.layout import GENERATE_JSON, MARGINALS, METRICS_JSON, STATUS_JSON, StudyLayout
-from benchmark.workflow.prepare import FINISH_PRIORITY, prepare
+from holdbench.benchmark.layout import GENERATE_JSON, MARGINALS, METRICS_JSON, STATUS_JSON, StudyLayout
+from holdbench.benchmark.workflow.prepare import FINISH_PRIORITY, prepare
 
 min_version("9.0")
 validate(config, "benchmark/workflow/config.schema.yaml")
@@ -14,7 +14,7 @@ validate(config, "benchmark/workflow/config.schema.yaml")
 PLAN = prepare(config, workflow)
 STUDY, R = PLAN.study, PLAN.root
 L = StudyLayout(R)
-PY = "python -m benchmark.runner"
+PY = "python -m holdbench.benchmark.workflow.runner"
 
 wildcard_constraints:
     dataset=r"[A-Za-z0-9][A-Za-z0-9_.-]*",

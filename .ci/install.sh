@@ -56,5 +56,5 @@ while IFS=$'\t' read -r NAME VENV REQ WHY; do
   else
     say "$NAME's own venv in $VENV: already installed"
   fi
-done < <(python3 -m contracts.plugin_env)
+done < <(python3 -m holdbench.contracts.plugin_env)
 say "done"

@@ -367,12 +367,12 @@ def check_constructor(name: str, cfg: dict, group: str = "synthesizer") -> type:
     except Exception as exc:  # noqa: BLE001 - hydra wraps ImportError in several ways
         raise ConfigError(f"{group} {name!r}: cannot import _target_ {target!r}: {_one_line(exc)}") from None
     if group == "synthesizer":
-        from synthesizers.base import Synthesizer
-        from synthesizers.sequential import SequentialSynthesizer
+        from holdbench.synthesizers.base import Synthesizer
+        from holdbench.synthesizers.sequential import SequentialSynthesizer
 
         bases: tuple[type, ...] = (Synthesizer, SequentialSynthesizer)
     else:
-        from metrics.registry import MetricFamily
+        from holdbench.metrics.registry import MetricFamily
 
         bases = (MetricFamily,)
     if not (isinstance(cls, type) and issubclass(cls, bases)):
@@ -392,15 +392,15 @@ def check_constructor(name: str, cfg: dict, group: str = "synthesizer") -> type:
 
 def is_sequential(cfg: dict) -> bool:
     """True when a resolved synthesizer config (`synthesizer_config`) or a metrics family config builds a
-    sequential (subject + event) class: a synthesizers.sequential.SequentialSynthesizer or a
-    metrics.sequential.SequentialFamily. That is how a study tells sequential synthesizers and metric
+    sequential (subject + event) class: a holdbench.synthesizers.sequential.SequentialSynthesizer or a
+    holdbench.metrics.sequential.SequentialFamily. That is how a study tells sequential synthesizers and metric
     families from flat ones: by their class, not by their name or directory."""
     cls = _locate(cfg["_target_"])
-    from synthesizers.sequential import SequentialSynthesizer
+    from holdbench.synthesizers.sequential import SequentialSynthesizer
 
     if issubclass(cls, SequentialSynthesizer):
         return True
-    from metrics.sequential import SequentialFamily
+    from holdbench.metrics.sequential import SequentialFamily
 
     return issubclass(cls, SequentialFamily)
 
@@ -505,7 +505,7 @@ def _merged_family(family: Any, files: list[str]) -> Any:
     """The family computed by merging its partial results from the shard files (in order)."""
     import numpy as np
 
-    from metrics.registry import MergedFamily
+    from holdbench.metrics.registry import MergedFamily
 
     prefix = f"{family.name}."
     partials = []
@@ -522,8 +522,8 @@ def _has_target(value: Any) -> bool:
 
 
 def metric_specs(metrics_cfg: dict) -> list:
-    """The registry entries (metrics.registry.MetricSpec) of a metrics config's families, in order."""
-    from metrics.registry import specs_of
+    """The registry entries (holdbench.metrics.registry.MetricSpec) of a metrics config's families, in order."""
+    from holdbench.metrics.registry import specs_of
 
     return [spec for cls in metric_family_classes(metrics_cfg).values() for spec in specs_of(cls.result_type)]
 

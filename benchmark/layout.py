@@ -21,6 +21,7 @@ values, so the rules build their patterns here too.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,11 @@ TRAIN, HOLDOUT, SCHEMA = "train.parquet", "holdout.parquet", "schema.json"
 #: the same for a sequential (subject + event) dataset: one pair of tables per role
 PARTS = ("subjects", "events")
 SYNTHETIC_PAIR = tuple(f"synthetic_{part}.parquet" for part in PARTS)
+
+
+def results_root(config: dict) -> Path:
+    """The results root: the workflow config's `results_dir`, else $HOLDBENCH_RESULTS_DIR, else results/."""
+    return Path(config.get("results_dir") or os.environ.get("HOLDBENCH_RESULTS_DIR", "results"))
 
 
 def table_file(role: str, part: str | None = None) -> str:

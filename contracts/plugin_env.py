@@ -5,7 +5,7 @@ One mechanism for every such plug-in (anonymeter's attacks, the DP and forest ge
 - a plug-in has a name, a pinned requirements file and a venv `<repo>/.venv-<name>`; the
   interpreter is, in this order, an explicit override, `$HOLDBENCH_<NAME>_PYTHON`, the venv's
   `bin/python`;
-- `.ci/install.sh` installs every venv listed by `python3 -m contracts.plugin_env` from its
+- `.ci/install.sh` installs every venv listed by `python3 -m holdbench.contracts.plugin_env` from its
   requirements file and writes the file's sha256 into `<venv>/.requirements.sha256`; a venv whose
   stamp differs from the requirements file is out of date and reported as not installed;
 - `run_worker` runs `<python> -I <worker.py> WORKDIR` in its own session: holdbench writes its
@@ -174,10 +174,10 @@ def _tail(path: Path, n: int = 20) -> str:
 
 
 def main(argv: list[str]) -> int:
-    """`python3 -m contracts.plugin_env`: one line per plug-in, `name<TAB>venv<TAB>requirements<TAB>why`
+    """`python3 -m holdbench.contracts.plugin_env`: one line per plug-in, `name<TAB>venv<TAB>requirements<TAB>why`
     (read by .ci/install.sh)."""
     if argv:
-        print("usage: python3 -m contracts.plugin_env", file=sys.stderr)
+        print("usage: python3 -m holdbench.contracts.plugin_env", file=sys.stderr)
         return 2
     for p in PLUGINS.values():
         print(f"{p.name}\t{p.venv.relative_to(REPO)}\t{p.requirements}\t{p.why}")

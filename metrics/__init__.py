@@ -1,7 +1,7 @@
 """Fidelity, privacy, utility and attack metrics of synthetic tables (SPEC §3-§11).
 
-Every metric is declared once, as a field of a family's result (metrics.registry).
-The families are imported when first named (`metrics.Fidelity`, `from metrics import DCRShare`),
+Every metric is declared once, as a field of a family's result (holdbench.metrics.registry).
+The families are imported when first named (`holdbench.metrics.Fidelity`, `from metrics import DCRShare`),
 so `import metrics` stays light: an evaluation imports the libraries of its own families only.
 """
 
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import importlib
 
-from metrics.evaluate import default_families, evaluate, kinds_from_dtypes, paper_families
-from metrics.registry import EvalData, MetricFamily, MetricSpec
-from metrics.result import EvaluationResult
+from holdbench.metrics.evaluate import default_families, evaluate, kinds_from_dtypes, paper_families
+from holdbench.metrics.registry import EvalData, MetricFamily, MetricSpec
+from holdbench.metrics.result import EvaluationResult
 
 #: exported names imported on first use, and their modules
-_LAZY = {"Fidelity": "metrics.fidelity", "FidelityResult": "metrics.fidelity", "PanelScores": "metrics.panel",
-         "PrivacyPanel": "metrics.panel", "DCRShare": "metrics.privacy", "PrivacyResult": "metrics.privacy"}
+_LAZY = {"Fidelity": "holdbench.metrics.fidelity", "FidelityResult": "holdbench.metrics.fidelity", "PanelScores": "holdbench.metrics.panel",
+         "PrivacyPanel": "holdbench.metrics.panel", "DCRShare": "holdbench.metrics.privacy", "PrivacyResult": "holdbench.metrics.privacy"}
 
 __all__ = [
     "DCRShare", "EvalData", "EvaluationResult", "Fidelity", "FidelityResult", "MetricFamily", "MetricSpec",

@@ -47,7 +47,7 @@ from sklearn.decomposition import PCA
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.neighbors import NearestNeighbors
 
-from metrics._discretise import factorize_labels, numeric_values
+from holdbench.metrics._discretise import factorize_labels, numeric_values
 
 ATTACKS = ("dcr", "dcr_diff", "density", "classifier")
 _ONE_HOT = 1.0 / np.sqrt(2.0)

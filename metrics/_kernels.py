@@ -9,7 +9,7 @@ tiles that stay in L1/L2; a block of queries stops once its answer cannot improv
 
 numba is imported, and each kernel jitted (or loaded from numba's on-disk cache), on the first
 call of a public kernel, not on import: loading numba and its cache costs a process 0.86 s of CPU
-on a loaded 2-core machine (tests/perf/bench_cold_start.py --paths), which a run that imports
+on a loaded 2-core machine (scripts/bench/bench_cold_start.py --paths), which a run that imports
 this module but never calls a kernel (a fidelity-only evaluation of a small table, the CLI
 checking a metrics config) should not pay.
 """

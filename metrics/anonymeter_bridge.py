@@ -19,7 +19,7 @@ except multivariate singling-out, which gets 100 on 3 columns with at most 200,0
 attempts (anonymeter: 500 and 10,000,000): on adult only ~0.2% of random 3-column predicates
 drawn from S single out a record of S, so that attack costs ~0.4 CPU s per 1,000 attempts and
 dominates; with these settings adult with |S| = 50,000 takes under a minute on one core (see
-tests/perf/bench_anonymeter.py). Linkability: the columns of T split in two halves in T's order
+scripts/bench/bench_anonymeter.py). Linkability: the columns of T split in two halves in T's order
 (the first ceil(p/2) known to the attacker from one source, the rest from the other); a link is
 claimed when the two halves share one of their 10 nearest S records (anonymeter's default of 1
 neighbour never beats its random baseline on adult: 0 links in 500 attacks on synthpop, so the
@@ -46,8 +46,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from contracts import plugin_env
-from metrics.registry import EvalData, MetricFamily, metric
+from holdbench.contracts import plugin_env
+from holdbench.metrics.registry import EvalData, MetricFamily, metric
 
 ENV = plugin_env.PLUGINS["anonymeter"]
 WORKER = Path(__file__).with_name("_anonymeter_worker.py")
@@ -258,7 +258,7 @@ class Anonymeter(MetricFamily):
 
 
 def run_worker(python: Path, workdir: Path, timeout: float, n_jobs: int = 1) -> tuple[dict, float, float]:
-    """Run the worker on a prepared directory (contracts.plugin_env.run_worker); (parsed result.json,
+    """Run the worker on a prepared directory (holdbench.contracts.plugin_env.run_worker); (parsed result.json,
     wall seconds, CPU seconds), or ({"missing": ...}, ...) when anonymeter cannot be imported there."""
     payload, seconds, cpu = plugin_env.run_worker("anonymeter", python, WORKER, workdir, timeout, n_jobs)
     if "missing" not in payload and not isinstance(payload.get("results"), dict):

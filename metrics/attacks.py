@@ -5,7 +5,7 @@ a seeded sample of H; the attacker's reference population R is the rest of H (|R
 ≥ n, disjoint from the non-member targets). Fewer than 50 targets per side is an error: H
 needs at least 100 rows and T at least 50.
 
-Attacks (higher score = "member"; encodings and models in metrics._attack_scores):
+Attacks (higher score = "member"; encodings and models in holdbench.metrics._attack_scores):
 - dcr: −(distance from the target to its nearest S record);
 - dcr_diff: distance to nearest R record − distance to nearest S record;
 - density: log p_S − log p_R at the target (DOMIAS-style Gaussian KDE ratio);
@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score, roc_curve
 
-from metrics._attack_scores import (
+from holdbench.metrics._attack_scores import (
     ATTACKS,
     classifier_scores,
     density_scores,
@@ -46,7 +46,7 @@ from metrics._attack_scores import (
     nearest_distance,
     subsample,
 )
-from metrics.registry import EvalData, MetricFamily, artifact, metric
+from holdbench.metrics.registry import EvalData, MetricFamily, artifact, metric
 
 MIN_TARGETS = 50
 _ALPHAS = {"1pct": 0.01, "01pct": 0.001}

@@ -44,8 +44,8 @@ import numpy as np
 import pandas as pd
 from sklearn.neighbors import KDTree
 
-from metrics._discretise import factorize_labels, numeric_values
-from metrics.registry import EvalData, MetricFamily, artifact, metric
+from holdbench.metrics._discretise import factorize_labels, numeric_values
+from holdbench.metrics.registry import EvalData, MetricFamily, artifact, metric
 
 _BRUTE_CELLS = 4_000_000
 """Groups with at most this many target x synthetic pairs are counted by a dense distance block."""

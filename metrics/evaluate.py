@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from metrics.registry import FAILED_KEY, EvalData, MetricFamily, shard_slice
-from metrics.result import EvaluationResult
+from holdbench.metrics.registry import FAILED_KEY, EvalData, MetricFamily, shard_slice
+from holdbench.metrics.result import EvaluationResult
 
 KINDS = ("categorical", "numeric")
 
@@ -45,15 +45,15 @@ def kinds_from_dtypes(df: pd.DataFrame) -> dict[str, str]:
 
 def paper_families() -> list[MetricFamily]:
     """The paper's measures with the paper's settings: F1-F3 and the DCR share."""
-    from metrics.fidelity import Fidelity
-    from metrics.privacy import DCRShare
+    from holdbench.metrics.fidelity import Fidelity
+    from holdbench.metrics.privacy import DCRShare
 
     return [Fidelity(), DCRShare()]
 
 
 def default_families() -> list[MetricFamily]:
     """What `evaluate` computes when no families are given: the paper's measures and the panel."""
-    from metrics.panel import PrivacyPanel
+    from holdbench.metrics.panel import PrivacyPanel
 
     return [*paper_families(), PrivacyPanel()]
 
@@ -124,7 +124,7 @@ def evaluate_shard(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.Dat
                    on_error: str = "raise") -> dict[str, dict]:
     """{family name: its partial(data, shard, of)} for every shardable family of `families`, on the
     same inputs (and checks) as `evaluate`. `MetricFamily.merge` of all `of` shards, in order,
-    gives what `evaluate` computes, bit for bit (metrics.registry.MergedFamily runs it).
+    gives what `evaluate` computes, bit for bit (holdbench.metrics.registry.MergedFamily runs it).
     on_error="na": a family that fails gives {FAILED_KEY: reason} instead (its merge then reports n/a)."""
     shard_slice(0, shard, of)  # a bad shard or count fails before any work
     _check_on_error(on_error)

@@ -28,8 +28,8 @@ from itertools import pairwise
 import numpy as np
 import pandas as pd
 
-from metrics._discretise import Discretiser, transform_all
-from metrics.registry import EvalData, MetricFamily, artifact, metric, shard_slice
+from holdbench.metrics._discretise import Discretiser, transform_all
+from holdbench.metrics.registry import EvalData, MetricFamily, artifact, metric, shard_slice
 
 #: bucket cap c_k per marginal order k (SPEC §3.1)
 BUCKET_CAPS = {1: 100, 2: 10, 3: 5}
@@ -38,7 +38,7 @@ MARGINAL_COLUMNS = ["columns", "k", "tvd_synthetic", "tvd_holdout"]
 #: combinations handed to one kernel call; small enough to balance 2-8 workers
 _COMBOS_PER_TASK = 64
 #: rows x combinations of one `_tvds` call up to which numpy counts, unless numba is loaded
-#: already; above, the numba kernel. Measured (tests/perf/bench_cold_start.py --paths, credit-
+#: already; above, the numba kernel. Measured (scripts/bench/bench_cold_start.py --paths, credit-
 #: default): numpy 2.5 ns per row and combination, numba 0.84 ns once loaded, loading numba
 #: 0.86 s CPU: numpy is cheaper below ~500M per process; a call is a k and a set of tables
 _NUMPY_MAX_WORK = 200_000_000
@@ -97,7 +97,7 @@ def _unrank_combination(rank: int, n: int, k: int) -> list[int]:
 
 def _numba_loaded() -> bool:
     """Whether this process has already loaded the numba kernels (then they are the cheaper way)."""
-    kernels = sys.modules.get("metrics._kernels")
+    kernels = sys.modules.get("holdbench.metrics._kernels")
     return kernels is not None and bool(kernels._jitted)
 
 
@@ -233,7 +233,7 @@ class FidelityModel:
             if sum(len(c) for c in counts) <= _KEEP_TRAIN_COUNTS:
                 self._train_counts[k] = counts
             return out
-        from metrics._kernels import marginal_tvds
+        from holdbench.metrics._kernels import marginal_tvds
 
         others = np.ascontiguousarray(np.concatenate(tables, axis=1))
         sizes = np.array([t.shape[1] for t in tables], dtype=np.int64)

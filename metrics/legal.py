@@ -56,8 +56,8 @@ from sklearn.neighbors import NearestNeighbors
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from metrics._discretise import factorize_labels, numeric_values
-from metrics.registry import EvalData, MetricFamily, artifact, metric
+from holdbench.metrics._discretise import factorize_labels, numeric_values
+from holdbench.metrics.registry import EvalData, MetricFamily, artifact, metric
 
 LABEL = "Bale & Quick (Euclidean; S and H sides standardised on S, leave-one-out on T)"
 _REFS = ("holdout", "loo")

@@ -23,9 +23,9 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
-from metrics._discretise import numeric_values
-from metrics._kernels import gower_smallest, tile_buffer
-from metrics.privacy import (
+from holdbench.metrics._discretise import numeric_values
+from holdbench.metrics._kernels import gower_smallest, tile_buffer
+from holdbench.metrics.privacy import (
     DistanceData,
     dcr_share,
     holdout_to_train,
@@ -37,7 +37,7 @@ from metrics.privacy import (
     row_ids,
     shared_distance_data,
 )
-from metrics.registry import EvalData, MetricFamily, artifact, metric
+from holdbench.metrics.registry import EvalData, MetricFamily, artifact, metric
 
 _MISSING = np.float32(1e30)
 _CLIP = 1e6

@@ -49,7 +49,7 @@ iteration cap for a few percent of a ratio that carries no decision (credit-defa
 one core, adult (N = 74,421, 815 terms): ~3 s for the design and its Gram product plus 3-7 s
 of fitting when S is near T (more when p̂ approaches 0/1); peak memory about 1.7 times the
 N × M float64 design (adult: ~0.9 GB RSS). credit-default at degree 3 (N = 65,000, 2,924
-terms, 1.5 GB design): 53-55 s against synthpop's file, 2.2 GB RSS (tests/perf/bench_panel.py).
+terms, 1.5 GB design): 53-55 s against synthpop's file, 2.2 GB RSS (scripts/bench/bench_panel.py).
 """
 
 from __future__ import annotations

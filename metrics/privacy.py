@@ -22,9 +22,9 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
-from metrics._discretise import distance_codes
-from metrics._kernels import hamming_smallest, tile_buffer
-from metrics.registry import EvalData, MetricFamily, artifact, metric, shard_slice
+from holdbench.metrics._discretise import distance_codes
+from holdbench.metrics._kernels import hamming_smallest, tile_buffer
+from holdbench.metrics.registry import EvalData, MetricFamily, artifact, metric, shard_slice
 
 _Z95 = NormalDist().inv_cdf(0.975)
 

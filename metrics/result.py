@@ -1,7 +1,7 @@
 """What `evaluate` returns: one frozen result per metric family, flattened on demand.
 
 Each family's result is a frozen dataclass whose field names are the JSON keys (see
-metrics.registry); `to_dict()` merges them into one JSON-safe mapping (NaN and infinities
+holdbench.metrics.registry); `to_dict()` merges them into one JSON-safe mapping (NaN and infinities
 become None), `artifacts()` gathers the tables they carry.
 """
 
@@ -13,12 +13,12 @@ from typing import Any
 
 import pandas as pd
 
-from metrics.registry import artifacts, json_scalar, scalars, specs_of
+from holdbench.metrics.registry import artifacts, json_scalar, scalars, specs_of
 
 
 @dataclass(frozen=True)
 class EvaluationResult:
-    """Everything `metrics.evaluate` computed for one (T, H, S): one result per family, in order."""
+    """Everything `holdbench.metrics.evaluate` computed for one (T, H, S): one result per family, in order."""
 
     results: dict[str, Any]
     """family name -> that family's frozen result."""
@@ -27,7 +27,7 @@ class EvaluationResult:
     n_columns: int
     seed: int
     too_small: str | None = None
-    """Why T or H is too small for meaningful numbers (metrics.evaluate.MIN_MEANINGFUL_ROWS), or None."""
+    """Why T or H is too small for meaningful numbers (holdbench.metrics.evaluate.MIN_MEANINGFUL_ROWS), or None."""
     na: dict[str, str] = field(default_factory=dict)
     """family name -> why it reported n/a (evaluate(on_error="na")): every metric of it is None."""
     na_types: dict[str, type] = field(default_factory=dict, repr=False)

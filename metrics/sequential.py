@@ -1,13 +1,13 @@
 """Sequential (subject + event) measures, holdout-calibrated: S against T beside H against T.
 
-Tables follow synthesizers.sequential's convention: a subject table (key + attributes, one row per
+Tables follow holdbench.synthesizers.sequential's convention: a subject table (key + attributes, one row per
 subject) and an event table (key + event columns; a subject's events are its rows in row order).
 
 - **D2.2 accuracy** (SPEC §11): one flat row per subject: its attributes, its sequence length
   (`n_events`) and two subsequent events t and t+1 (`<col>@t`, `<col>@t+1`), t drawn uniformly among
   0 .. length-2 by one seeded draw per subject (`default_rng(seed).random(n_subjects)`, the same seed
   for T, H and S); a length-1 subject has t = 0 and t+1 missing, a length-0 subject both missing.
-  This table is scored by the flat F1-F3 code (metrics.fidelity.FidelityModel) and its ratios.
+  This table is scored by the flat F1-F3 code (holdbench.metrics.fidelity.FidelityModel) and its ratios.
 - **Coherence**: for each event column c, the TVD between T's and S's joint distribution of
   (c at event t, c at event t+1) over every subsequent pair, c cut into T's buckets at F2's cap (10);
   `seq_coherence_ratio` = mean over columns for S / the same mean for H.
@@ -15,11 +15,11 @@ subject) and an event table (key + event columns; a subject's events are its row
   the lengths were copied (`seq_lengths_copied`).
 - **Privacy per subject** (never per event row: the two-event table is a weak privacy probe): one
   vector per subject (attributes, length, the columns of its first m events, missing past its end)
-  fed to the flat DCR-share code (metrics.privacy, SPEC §4), and the identical match share.
+  fed to the flat DCR-share code (holdbench.metrics.privacy, SPEC §4), and the identical match share.
 
 `d22_tables` and `subject_vectors` return the flat tables and their kinds; `subject_privacy` runs
 flat families (by default the extended privacy panel with NNDR and IMS, Bale & Quick's legal criteria
-and the membership-inference panel) on the subject vectors through metrics.evaluate, unchanged.
+and the membership-inference panel) on the subject vectors through holdbench.metrics.evaluate, unchanged.
 """
 
 from __future__ import annotations
@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from metrics._discretise import Discretiser
-from metrics.evaluate import FamilyNA, _check_on_error, _check_options, _run_family, evaluate, size_warning
-from metrics.fidelity import BUCKET_CAPS, FidelityModel
-from metrics.privacy import distance_data, holdout_distances, privacy
-from metrics.registry import EvalData, MetricFamily, artifact, metric
-from metrics.result import EvaluationResult
+from holdbench.metrics._discretise import Discretiser
+from holdbench.metrics.evaluate import FamilyNA, _check_on_error, _check_options, _run_family, evaluate, size_warning
+from holdbench.metrics.fidelity import BUCKET_CAPS, FidelityModel
+from holdbench.metrics.privacy import distance_data, holdout_distances, privacy
+from holdbench.metrics.registry import EvalData, MetricFamily, artifact, metric
+from holdbench.metrics.result import EvaluationResult
 
 Tables = tuple[pd.DataFrame, pd.DataFrame]
 LENGTH = "n_events"
@@ -142,9 +142,9 @@ def subject_privacy(train: Tables, holdout: Tables, synthetic: Tables, layout: S
     Quick's legal criteria and the membership-inference panel (members = T's subjects, non-members =
     H's). holdout_row: S is H (the reference row)."""
     if families is None:
-        from metrics.attacks import MembershipInference
-        from metrics.legal import LegalCriteria
-        from metrics.panel import PrivacyPanel
+        from holdbench.metrics.attacks import MembershipInference
+        from holdbench.metrics.legal import LegalCriteria
+        from holdbench.metrics.panel import PrivacyPanel
 
         families = [PrivacyPanel(), LegalCriteria(), MembershipInference()]
     vt, vh, vs, kinds = subject_vectors(train, holdout, synthetic, layout)
@@ -375,13 +375,13 @@ class SequentialMeasures(SequentialFamily):
 def evaluate_families(train: Tables, holdout: Tables, synthetic: Tables | None, layout: SequentialLayout, *,
                       families: Sequence[MetricFamily], holdout_row: bool = False, n_jobs: int = 1, seed: int = 0,
                       on_error: str = "raise") -> EvaluationResult:
-    """Run sequential metric families on one cell, as metrics.evaluate.evaluate runs flat ones (the same
+    """Run sequential metric families on one cell, as holdbench.metrics.evaluate.evaluate runs flat ones (the same
     on_error rule: "na" turns a family's failure into n/a with its reason). holdout_row: S = H."""
     _check_on_error(on_error)
     _check_options(n_jobs, seed)
     flat = [f.name for f in families if not isinstance(f, SequentialFamily)]
     if flat:
-        raise ValueError(f"metric families {flat} are not sequential families (metrics.sequential.SequentialFamily): "
+        raise ValueError(f"metric families {flat} are not sequential families (holdbench.metrics.sequential.SequentialFamily): "
                          "a sequential cell is scored by sequential families only")
     names = [f.name for f in families]
     dupes = sorted({n for n in names if names.count(n) > 1})

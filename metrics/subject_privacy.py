@@ -1,10 +1,10 @@
 """The flat privacy families on one vector per subject of a sequential dataset, as sequential families.
 
-`SubjectPanel`, `SubjectLegal` and `SubjectAttacks` run metrics.panel.PrivacyPanel,
-metrics.legal.LegalCriteria and metrics.attacks.MembershipInference unchanged on the subject vectors
-(metrics.sequential.subject_vectors: attributes, sequence length, first m events; members = T's
+`SubjectPanel`, `SubjectLegal` and `SubjectAttacks` run holdbench.metrics.panel.PrivacyPanel,
+holdbench.metrics.legal.LegalCriteria and holdbench.metrics.attacks.MembershipInference unchanged on the subject vectors
+(holdbench.metrics.sequential.subject_vectors: attributes, sequence length, first m events; members = T's
 subjects, non-members = H's). Their metrics are the flat ones renamed `subject_<name>` and labelled
-"Subject <label>" (metrics.registry.renamed_result_type): one declaration, so a sequential study's
+"Subject <label>" (holdbench.metrics.registry.renamed_result_type): one declaration, so a sequential study's
 leaderboard, report, MLflow runs and gates read them like any other registry metric. Options are the
 flat family's own (conf/metrics/sequential.yaml).
 """
@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from metrics.attacks import MembershipInference
-from metrics.legal import LegalCriteria
-from metrics.panel import PrivacyPanel
-from metrics.registry import MetricFamily, rename_result, renamed_result_type
-from metrics.sequential import SequentialEvalData, SequentialFamily
+from holdbench.metrics.attacks import MembershipInference
+from holdbench.metrics.legal import LegalCriteria
+from holdbench.metrics.panel import PrivacyPanel
+from holdbench.metrics.registry import MetricFamily, rename_result, renamed_result_type
+from holdbench.metrics.sequential import SequentialEvalData, SequentialFamily
 
 PREFIX = "subject_"
 

@@ -1,9 +1,9 @@
 """Utility: pMSE ratio (SPEC §8), CART pMSE, TSTR and confidence-interval overlap (SPEC §10).
 
-- **pMSE**: `metrics.pmse.pmse_ratio` (polynomial logistic propensity, m = rank of the design,
+- **pMSE**: `holdbench.metrics.pmse.pmse_ratio` (polynomial logistic propensity, m = rank of the design,
   null m·c·(1−c)/N), reported with c (`pmse_c`) and, as a separately labelled metric, Bale &
   Quick's form `pmse_ratio_bq` (m = their count of every polynomial column, `pmse_n_terms_bq`);
-  optional synthpop-style CART variant with a permutation null (`metrics.pmse.pmse_cart`).
+  optional synthpop-style CART variant with a permutation null (`holdbench.metrics.pmse.pmse_cart`).
 - **TSTR**: sklearn's HistGradientBoostingClassifier (native categorical support, seeded, default
   settings) trained on S and, as the reference, on T; both scored on H by ROC AUC. Features are
   every column but the target: categoricals as codes of T's levels (the 254 most frequent when
@@ -51,8 +51,8 @@ from sklearn.metrics import roc_auc_score
 from statsmodels.tools.sm_exceptions import PerfectSeparationError
 from threadpoolctl import threadpool_limits
 
-from metrics.pmse import pmse_cart, pmse_ratio
-from metrics.registry import EvalData, MetricFamily, artifact, metric
+from holdbench.metrics.pmse import pmse_cart, pmse_ratio
+from holdbench.metrics.registry import EvalData, MetricFamily, artifact, metric
 
 _Z95 = NormalDist().inv_cdf(0.975)
 _MIN_LEVEL = 20
@@ -137,12 +137,12 @@ class Utility(MetricFamily):
         """degree: polynomial degree of the pMSE model; pmse_subsample: truthy = S reduced to a seeded
         sample of |T| rows first (c = ½ and N = 2|T|, as the holdout row and Bale & Quick's sets; a
         cheaper estimator that changes the value, since the ratio's excess grows with N·c(1−c):
-        adult/synthpop 1.2768 -> 1.2338, see tests/perf/bench_utility.py); max_design_mb: cap on the pMSE design (lower degree beyond it, stated);
+        adult/synthpop 1.2768 -> 1.2338, see scripts/bench/bench_utility.py); max_design_mb: cap on the pMSE design (lower degree beyond it, stated);
         pmse_stop_ratio: a pMSE fit still unconverged after 3 preconditioned rounds with its ratio
         above this is stopped there, stated in pmse_reason (None: fit to convergence or the cap;
-        see metrics.pmse.pmse_ratio: credit-default/flip50 19.53 in 230 s vs 18.87 in 85 s);
+        see holdbench.metrics.pmse.pmse_ratio: credit-default/flip50 19.53 in 230 s vs 18.87 in 85 s);
         cart: also the CART pMSE with `cart_permutations` label permutations and complexity `cart_cp`
-        (see metrics.pmse.pmse_cart); tstr, ci_overlap: on/off."""
+        (see holdbench.metrics.pmse.pmse_cart); tstr, ci_overlap: on/off."""
         if isinstance(degree, bool) or not isinstance(degree, int) or degree < 1:
             raise ValueError(f"utility: degree must be an integer >= 1, got {degree!r}")
         if max_design_mb is not None and not (isinstance(max_design_mb, (int, float)) and max_design_mb > 0):

@@ -1,4 +1,4 @@
-"""Building blocks of Bale & Quick's synthesizer (synthesizers.bale_quick): T's encoding, the
+"""Building blocks of Bale & Quick's synthesizer (holdbench.synthesizers.bale_quick): T's encoding, the
 Gaussian mixture of the numeric columns, the per-column CART and MNL models, post-processing.
 
 Everything here is fitted on T only and draws only from the numpy Generator it is handed.
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from synthesizers._cart_tree import LeafDonors
+from holdbench.synthesizers._cart_tree import LeafDonors
 
 
 @dataclass(frozen=True)
@@ -397,7 +397,7 @@ def reduce_disclosure(out: pd.DataFrame, targets: pd.DataFrame, base, spec: Disc
                       coerce) -> tuple[pd.DataFrame, int, bool]:
     """Replace rows of `out` by decoys until no target's disclosure ratio exceeds `bound`.
 
-    A round computes every target's ratio (metrics.disclosure.disclosure_ratios) at every
+    A round computes every target's ratio (holdbench.metrics.disclosure.disclosure_ratios) at every
     radius; for each target above the bound at some radius, one decoy: `base(target rows, rng)`
     (a synthetic record drawn from the mixture component responsible for the target, its
     categorical columns drawn by the fitted models), then its categorical QIs set to the
@@ -407,7 +407,7 @@ def reduce_disclosure(out: pd.DataFrame, targets: pd.DataFrame, base, spec: Disc
     replaces a random row that is not yet a decoy. `coerce` turns a frame into released rows
     (schema dtypes), so the ratios are those of the output. Returns (rows, decoys, converged).
     """
-    from metrics.disclosure import disclosure_ratios
+    from holdbench.metrics.disclosure import disclosure_ratios
 
     deltas = np.sort(np.asarray(deltas, dtype=float))
     is_decoy = np.zeros(len(out), dtype=bool)

@@ -1,4 +1,4 @@
-"""Tree building blocks for the sequential CART synthesizer (synthesizers.cart).
+"""Tree building blocks for the sequential CART synthesizer (holdbench.synthesizers.cart).
 
 Three pieces make a scikit-learn tree behave like the rpart tree that synthpop's
 `syn.cart` grows and then use it the way synthpop does:

@@ -21,8 +21,8 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from contracts import plugin_env
-from synthesizers.base import FitContext, Synthesizer, SynthesizerUnavailable
+from holdbench.contracts import plugin_env
+from holdbench.synthesizers.base import FitContext, Synthesizer, SynthesizerUnavailable
 
 WORKER = Path(__file__).with_name("_plugin_worker.py")
 MISSING_LEVEL = "<NA>"

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 MISSING_EXIT = 3
-SETTINGS_EXIT = 4  # contracts.plugin_env: a SettingsError's message becomes the cell's reason
+SETTINGS_EXIT = 4  # holdbench.contracts.plugin_env: a SettingsError's message becomes the cell's reason
 
 
 class SettingsError(ValueError):

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from contracts.schema import Column, Schema
-from synthesizers.base import SynthesizerUnavailable
+from holdbench.contracts.schema import Column, Schema
+from holdbench.synthesizers.base import SynthesizerUnavailable
 
 if TYPE_CHECKING:
     from rpy2.robjects.vectors import DataFrame as RDataFrame

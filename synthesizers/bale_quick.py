@@ -1,6 +1,6 @@
 """Bale & Quick's optimized sequential synthesizer (SPEC §8 "Their synthesizer"): BQCart, BQMNL.
 
-Model (details of the encoding in synthesizers._bq_models):
+Model (details of the encoding in holdbench.synthesizers._bq_models):
 
 - the numeric columns (schema `model_kind` numeric, bools as 0/1) are ONE Gaussian mixture
   (full covariance, k-means++ init, n_init 2, seeded) on standardised values, K components;
@@ -26,7 +26,7 @@ BQMNL's C in log10 C over `c_range` and, when `c_grid` is set, on that many poin
 spaced in log C, a proposal snapping to the nearest point): `init_points` random starts then
 `n_iter` suggestions, for each of `optimizer_seeds` optimiser seeds.
 An evaluation draws `m` synthetic sets, post-processes them exactly as `sample` releases them
-and scores objective = −(1 − mean pMSE ratio)² with metrics.pmse.pmse_ratio (degree
+and scores objective = −(1 − mean pMSE ratio)² with holdbench.metrics.pmse.pmse_ratio (degree
 `pmse_degree`; its null m·c·(1−c)/N; `pmse_form` picks Bale & Quick's count of terms,
 `ratio_bq`, or the design's rank, `ratio`; the trace records both and c). Every set has
 |T| rows and is scored against T, so c = ½ as in Bale & Quick's code (where their null
@@ -56,7 +56,7 @@ means, and the pMSE ratio got worse, 2.4 -> 3.1 at K = 50, b = 50.)
 
 Attribute-disclosure reduction (`disclosure_reduction`, off by default; Bale & Quick's
 inference prevention, our reading of it; details in `_bq_models.reduce_disclosure`): after
-release, every T record whose disclosure ratio (metrics.disclosure, S's prior, radii
+release, every T record whose disclosure ratio (holdbench.metrics.disclosure, S's prior, radii
 `disclosure_delta`) exceeds `disclosure_bound` gets decoys -- records drawn from its mixture
 component with its quasi-identifiers and the other sensitive value -- until none does (at
 most `disclosure_max_rounds` rounds; `disclosure_converged`). The tuning objective is
@@ -75,7 +75,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from synthesizers._bq_models import (
+from holdbench.synthesizers._bq_models import (
     CartStep,
     Encoded,
     Marginal,
@@ -88,8 +88,8 @@ from synthesizers._bq_models import (
     reduce_disclosure,
     release,
 )
-from synthesizers._seeding import check_seed, derive_seed
-from synthesizers.base import FitContext, Synthesizer
+from holdbench.synthesizers._seeding import check_seed, derive_seed
+from holdbench.synthesizers.base import FitContext, Synthesizer
 
 # stream keys for derive_seed
 _GMM, _STEP, _TUNE, _PMSE, _BO, _SAMPLE, _TRAIN_SAMPLE, _MASS_FILL, _RESCORE = 1, 2, 3, 4, 5, 6, 7, 9, 10
@@ -312,7 +312,7 @@ class _BaleQuick(Synthesizer):
         """Mean pMSE ratios (both forms) of a parameter set on released synthetic sets of
         `_tuning_rows()` rows, set i drawn with seeds[i] and scored against T or its sample;
         `cpu` receives the CPU seconds of the parts."""
-        from metrics.pmse import pmse_ratio
+        from holdbench.metrics.pmse import pmse_ratio
 
         mixture, models = self._build(params, cpu)
         rows = self._tuning_rows()

@@ -2,7 +2,7 @@
 
 A synthesizer is built from its Hydra config (`_target_` plus constructor arguments),
 fitted once on the training split T and asked for n rows. The harness, not the plug-in,
-checks the output against the schema (benchmark.checks.check_output).
+checks the output against the schema (holdbench.benchmark.cell.checks.check_output).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import pandas as pd
 
-from contracts.schema import Schema
+from holdbench.contracts.schema import Schema
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ observed T value drawn at random from the leaf that the synthetic predictors fal
 (numeric targets: a donor in the leaf; factor targets: a draw from the leaf's class
 frequencies, which is the same thing). synthpop's smoothing defaults to none, and so here.
 
-How the scikit-learn trees are made to behave like rpart's (see synthesizers._cart_tree):
+How the scikit-learn trees are made to behave like rpart's (see holdbench.synthesizers._cart_tree):
 
 - **Categorical predictors** are not given an arbitrary numeric code: rpart splits them by
   grouping levels. For every target column, each categorical predictor's levels are ranked
@@ -45,9 +45,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from contracts.schema import Column, Schema
-from synthesizers._cart_tree import TreeModel, level_scores, ranks
-from synthesizers.base import FitContext, Synthesizer
+from holdbench.contracts.schema import Column, Schema
+from holdbench.synthesizers._cart_tree import TreeModel, level_scores, ranks
+from holdbench.synthesizers.base import FitContext, Synthesizer
 
 
 @dataclass
@@ -147,7 +147,7 @@ class CART(Synthesizer):
         return list(seq)
 
     def fit_column(self, target: EncodedColumn, predictors: list[EncodedColumn]) -> ColumnModel:
-        """The model of one column given the columns before it (also used by synthesizers.sequential's
+        """The model of one column given the columns before it (also used by holdbench.synthesizers.sequential's
         ar_cart, which fits events on subject attributes and earlier events)."""
         names = [p.name for p in predictors]
         if target.categorical:

@@ -27,7 +27,7 @@ isolated `dp` venv (contracts/plugin_env.py), whose worker seeds it from the cel
 
 from __future__ import annotations
 
-from synthesizers._isolated import IsolatedSynthesizer
+from holdbench.synthesizers._isolated import IsolatedSynthesizer
 
 
 def _check_epsilon(who: str, epsilon: float) -> float:

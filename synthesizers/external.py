@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from contracts.io import read_table
-from synthesizers.base import FitContext, Synthesizer
+from holdbench.contracts.io import read_table
+from holdbench.synthesizers.base import FitContext, Synthesizer
 
 #: OmegaConf's marker of a mandatory value left unset (`path_template: ???`)
 _UNSET = "???"
@@ -21,9 +21,9 @@ class ExternalFiles(Synthesizer):
     """Reads `path_template` with `{dataset}` replaced by the dataset's name.
 
     .csv, .csv.gz, .tsv(.gz) and .parquet are read as pandas reads them by default
-    (contracts.io.read_table: pandas' chunked type inference, the paper's reading; `sep`
+    (holdbench.contracts.io.read_table: pandas' chunked type inference, the paper's reading; `sep`
     detected from the header unless given). Typing the values is the harness's job
-    (benchmark.checks.check_output), and `values` says how:
+    (holdbench.benchmark.cell.checks.check_output), and `values` says how:
 
     - ``pandas`` (default): each value as the paper's metrics read it (booleans 0/1, numbers
       and numeric text as numbers, any other text in a numeric column as missing), so the

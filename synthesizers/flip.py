@@ -12,7 +12,7 @@ from numbers import Real
 import numpy as np
 import pandas as pd
 
-from synthesizers.base import FitContext, Synthesizer
+from holdbench.synthesizers.base import FitContext, Synthesizer
 
 
 class Flip(Synthesizer):

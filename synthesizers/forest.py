@@ -16,7 +16,7 @@ numpy's global RNG (arfpy has no seed argument) and passes the seed to scikit-le
 
 from __future__ import annotations
 
-from synthesizers._isolated import IsolatedSynthesizer
+from holdbench.synthesizers._isolated import IsolatedSynthesizer
 
 
 def _positive_int(who: str, name: str, value: int) -> int:

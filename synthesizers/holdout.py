@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from synthesizers.base import FitContext, Synthesizer
+from holdbench.synthesizers.base import FitContext, Synthesizer
 
 
 class Holdout(Synthesizer):

@@ -60,8 +60,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from synthesizers._seeding import seed_everything, single_thread
-from synthesizers.base import FitContext, Synthesizer, SynthesizerUnavailable
+from holdbench.synthesizers._seeding import seed_everything, single_thread
+from holdbench.synthesizers.base import FitContext, Synthesizer, SynthesizerUnavailable
 
 LOG = logging.getLogger("holdbench.synth")
 

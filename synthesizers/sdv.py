@@ -42,9 +42,9 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from contracts.schema import Column, Schema
-from synthesizers._seeding import derive_seed, seed_everything, single_thread
-from synthesizers.base import FitContext, Synthesizer, SynthesizerUnavailable
+from holdbench.contracts.schema import Column, Schema
+from holdbench.synthesizers._seeding import derive_seed, seed_everything, single_thread
+from holdbench.synthesizers.base import FitContext, Synthesizer, SynthesizerUnavailable
 
 LOG = logging.getLogger("holdbench.synth")
 #: SDV's usage-event logger: one dict per call, meant for its own CSV file, noise in a cell log

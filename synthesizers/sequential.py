@@ -1,6 +1,6 @@
 """Sequential (subject + event) synthesizers: one interface, the reference rows, baselines and ar_cart.
 
-Data convention (the same in metrics.sequential): a subject table (the key column, then the subject
+Data convention (the same in holdbench.metrics.sequential): a subject table (the key column, then the subject
 attributes; one row per subject) and an event table (the key column, then the event columns; a
 subject's events are its rows in row order). Synthetic keys are 0 .. n-1 (the holdout row keeps H's).
 
@@ -9,14 +9,14 @@ subject's events are its rows in row order). Synthetic keys are 0 .. n-1 (the ho
   privacy measure must catch).
 - `flip` (p): SPEC §5 applied to the subject table and to every event cell, lengths kept: the base
   subjects are T's first n (n <= |T|) or n drawn with replacement, their sequences follow them, then
-  synthesizers.flip.Flip perturbs the base subject table and, separately, the base event table (each
+  holdbench.synthesizers.flip.Flip perturbs the base subject table and, separately, the base event table (each
   cell replaced with probability p by a value of its column). With n = |T| the base is T itself, so
   donors are drawn from T's columns exactly as SPEC §5; with n > |T| from the base tables.
 - `indep_events`: the base subjects and their lengths, each event row drawn independently from T's
   pooled event rows (sequence structure destroyed; marginals of whole event rows kept).
 - `swap_sequences`: the base subjects, each given the sequence of another base subject (a seeded
   permutation): every subject and every sequence is real, only the pairing is new (a privacy trap).
-- `ar_cart`: synthesizers.cart's CART for the subject table with the sequence length as a last
+- `ar_cart`: holdbench.synthesizers.cart's CART for the subject table with the sequence length as a last
   column (so the length is drawn given the subject), then, position by position, each event column
   given the subject attributes, the position, the previous event (every column; a "start" level or
   a missing number at position 0) and the event columns drawn before it at this position.
@@ -31,11 +31,11 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from contracts.schema import Column, Schema
-from synthesizers._seeding import check_seed, derive_seed
-from synthesizers.base import FitContext
-from synthesizers.cart import CART, ColumnModel, EncodedColumn, draw_column, encode_column
-from synthesizers.flip import Flip
+from holdbench.contracts.schema import Column, Schema
+from holdbench.synthesizers._seeding import check_seed, derive_seed
+from holdbench.synthesizers.base import FitContext
+from holdbench.synthesizers.cart import CART, ColumnModel, EncodedColumn, draw_column, encode_column
+from holdbench.synthesizers.flip import Flip
 
 #: the sequence-length column ar_cart appends to the subject table (not a name a dataset may use)
 LENGTH = "__n_events__"
@@ -225,7 +225,7 @@ class SwapSequences(_FromT):
 
 
 class ARCart(SequentialSynthesizer):
-    """Autoregressive CART (module docstring). Tree options as synthesizers.cart.CART's."""
+    """Autoregressive CART (module docstring). Tree options as holdbench.synthesizers.cart.CART's."""
 
     name = "ar_cart"
 

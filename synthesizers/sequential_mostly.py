@@ -1,7 +1,7 @@
 """MOSTLY AI's open-source engine in two stages for subject + event data (optional extra, as the flat
-bridge synthesizers.mostly: pip install 'holdbench[mostly]').
+bridge holdbench.synthesizers.mostly: pip install 'holdbench[mostly]').
 
-Stage 1 (subjects) is the flat bridge itself: synthesizers.mostly.MostlyAI trained on T's subject
+Stage 1 (subjects) is the flat bridge itself: holdbench.synthesizers.mostly.MostlyAI trained on T's subject
 attributes (the key left out), with this synthesizer's settings. Stage 2 (events) is the engine's
 sequential tabular model: split(tgt_data=T's events, ctx_data=T's subjects, tgt_context_key =
 ctx_primary_key = the key) -> analyze -> encode -> train, so the engine learns each subject's
@@ -12,7 +12,7 @@ need nothing special: the engine counts every context key without a target row a
 length 0 and samples such lengths; `sample_record["events"]["zero_event_subjects"]` counts them.
 
 The key reaches the engine as the subject's position in T (0 .. |T|-1), never T's own ids. Encodings
-as the flat bridge's (synthesizers.mostly.encoding_types) for both tables; its rebinning option
+as the flat bridge's (holdbench.synthesizers.mostly.encoding_types) for both tables; its rebinning option
 (binned_to_digit) is not offered here. Every stage stops at `max_epochs`, after
 `max_training_time` minutes (per stage: a fit takes at most about twice that plus encoding), or on
 the engine's early stopping. Seeds: stage 1 fits with the cell's seed and stage 2 with a seed
@@ -31,17 +31,17 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from synthesizers import mostly
-from synthesizers._seeding import check_seed, derive_seed, seed_everything, single_thread
-from synthesizers.base import FitContext
-from synthesizers.sequential import SequentialContext, SequentialSynthesizer, _check_n, _Sequences
+from holdbench.synthesizers import mostly
+from holdbench.synthesizers._seeding import check_seed, derive_seed, seed_everything, single_thread
+from holdbench.synthesizers.base import FitContext
+from holdbench.synthesizers.sequential import SequentialContext, SequentialSynthesizer, _check_n, _Sequences
 
 LOG = logging.getLogger("holdbench.synth")
 
 
 class MostlySequential(SequentialSynthesizer):
     """Subjects by the flat MOSTLY AI bridge, then events by the engine's sequential model (module
-    docstring). The settings are synthesizers.mostly.MostlyAI's and apply to both stages."""
+    docstring). The settings are holdbench.synthesizers.mostly.MostlyAI's and apply to both stages."""
 
     name: ClassVar[str] = "mostly_seq"
 

@@ -5,7 +5,7 @@ every event row as *context columns* (modelled by a GaussianCopula over subjects
 conditioned on them), and the event columns. The wrapper builds that table from T's subject and event
 tables; the key is replaced by the subject's position in T (0 .. |T|-1), so no real id reaches SDV.
 Metadata comes from the schemas, never auto-detected: the key is sdtype "id" and the sequence key,
-every other column synthesizers.sdv.sdtype (categorical / numerical / boolean).
+every other column holdbench.synthesizers.sdv.sdtype (categorical / numerical / boolean).
 
 Order. With a single order column (nlswork's `year`) it is PAR's `sequence_index`: PAR models the
 first value per subject in its context model and the steps between events in the GRU (at least T's
@@ -36,7 +36,7 @@ shorter than a segment and the tail of the others, which adds sequences (cost) a
 lengths at the segment size. Sampling draws one sequence at a time, re-running the GRU over the prefix
 at every step.
 
-Reproducibility as synthesizers.sdv: fit seeds random, numpy and torch from the fit seed on one
+Reproducibility as holdbench.synthesizers.sdv: fit seeds random, numpy and torch from the fit seed on one
 thread; each sample call seeds them from the sample seed, resets SDV's sampling state and seeds the
 context model and every reverse transformer from it, so sample(n, seed) depends on (fit, n, seed)
 only.
@@ -51,16 +51,16 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from synthesizers._seeding import check_seed, derive_seed, seed_everything, single_thread
-from synthesizers.base import SynthesizerUnavailable
-from synthesizers.sdv import (
+from holdbench.synthesizers._seeding import check_seed, derive_seed, seed_everything, single_thread
+from holdbench.synthesizers.base import SynthesizerUnavailable
+from holdbench.synthesizers.sdv import (
     _INSTALL_HINT,
     _SDV_EVENT_LOGGER,
     _log_epochs,
     _reseed_reverse_transformers,
     sdtype,
 )
-from synthesizers.sequential import SequentialContext, SequentialSynthesizer, _check_n, _Sequences
+from holdbench.synthesizers.sequential import SequentialContext, SequentialSynthesizer, _check_n, _Sequences
 
 LOG = logging.getLogger("holdbench.synth")
 _TABLE = "events"

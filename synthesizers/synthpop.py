@@ -1,7 +1,7 @@
 """R synthpop's `syn()` through rpy2, with its defaults (the paper's synthpop row).
 
 `syn(T, k = n, seed = seed)` fits and samples in one call, so `fit` only checks that R and
-synthpop are there and converts T to an R data.frame once (synthesizers._rconvert: factors
+synthpop are there and converts T to an R data.frame once (holdbench.synthesizers._rconvert: factors
 for str columns, NA for missing values, syntactic R names); `sample(n, seed)` runs `syn()`
 on it with k = n and R's seed. The fit seed is therefore unused: synthpop's tree fits are
 deterministic and all its randomness comes from the seed given to `sample`. Since syn()
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from synthesizers.base import FitContext, Synthesizer, SynthesizerUnavailable, check_visit_sequence
+from holdbench.synthesizers.base import FitContext, Synthesizer, SynthesizerUnavailable, check_visit_sequence
 
 #: R's set.seed takes a 32-bit signed integer
 R_SEED_MODULUS = 2**31 - 1
@@ -53,7 +53,7 @@ def _synthpop_state() -> tuple[bool, str | None]:
     """(is the R package synthpop installed, why loading it fails or None); (False, why) when R itself
     does not start."""
     try:
-        from synthesizers._rconvert import _import_robjects
+        from holdbench.synthesizers._rconvert import _import_robjects
 
         ro = _import_robjects()
         installed = bool(ro.r('nzchar(system.file(package = "synthpop"))')[0])
@@ -88,7 +88,7 @@ class Synthpop(Synthesizer):
         self.r_seeds = {str(k): int(v) for k, v in (r_seeds or {}).items()}
 
     def fit(self, train: pd.DataFrame, ctx: FitContext) -> None:
-        from synthesizers._rconvert import r_names, require_r, to_r
+        from holdbench.synthesizers._rconvert import r_names, require_r, to_r
 
         # checked before R is asked for: a bad setting is refused whether or not synthpop is installed
         check_visit_sequence("synthpop", self.visit_sequence, ctx.schema.names, ctx.dataset)
@@ -110,7 +110,7 @@ class Synthpop(Synthesizer):
         from rpy2.robjects import StrVector
         from rpy2.robjects.packages import importr
 
-        from synthesizers._rconvert import from_r
+        from holdbench.synthesizers._rconvert import from_r
 
         synthpop = importr("synthpop")
         args = {"method": self.method, "k": int(n), "print.flag": False, **self.options,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmark.layout import (
+from holdbench.benchmark.layout import (
     GENERATE_JSON,
     MARGINALS,
     METRICS_JSON,
@@ -28,7 +28,7 @@ from benchmark.layout import (
     StudyLayout,
     synthetic_files,
 )
-from benchmark.workflow.cellconfig import cell_config, digest, file_problem, is_sequential_split
+from holdbench.benchmark.workflow.cellconfig import cell_config, digest, file_problem, is_sequential_split
 
 STATUSES = ("ok", "error", "timeout", "oom", "skipped")
 
@@ -185,7 +185,7 @@ def available_now(unavailable, metrics: dict) -> list[str]:
         return []
     key = digest(metrics)
     if key not in _FAMILIES:
-        from benchmark.config import build_metric_families
+        from holdbench.benchmark.config import build_metric_families
 
         _FAMILIES[key] = {f.name: f for f in build_metric_families(metrics)}
     families = _FAMILIES[key]

@@ -6,7 +6,7 @@ Each job reads only the snapshot it depends on, and a snapshot is rewritten only
 content changes; Snakemake's mtime check then recomputes exactly what changed: a
 synthesizer's config -> its cells; the metrics options -> every evaluation; a new
 synthesizer -> only its cells; nothing changed -> nothing runs. Outputs that do not match
-what their job recorded (benchmark.workflow.integrity) are removed, so Snakemake recomputes
+what their job recorded (holdbench.benchmark.workflow.integrity) are removed, so Snakemake recomputes
 them too. A dry run writes and removes nothing: it routes the affected jobs' inputs through
 `.config/pending/` (files no real run ever creates) so that its plan shows what a real run
 would recompute.
@@ -19,20 +19,20 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmark.config import DEFAULT_COST, split_overrides, synthesizer_cost
-from benchmark.data import dataset_config, dataset_schema, load_dataset
-from benchmark.isolation import STUDY_ENV, sweep
-from benchmark.layout import STATUS_JSON, StudyLayout
-from benchmark.sequential_data import load_sequential
-from benchmark.study import Study, load_study
-from benchmark.workflow import results_root
-from benchmark.workflow.cellconfig import run_snapshot, split_snapshot, synth_snapshot
-from benchmark.workflow.integrity import Repair, scan_cell, scan_split
-from benchmark.workflow.locks import clear_stale_locks, invocation_mode, lock_study, study_locks_only
-from contracts.io import write_text
+from holdbench.benchmark.config import DEFAULT_COST, split_overrides, synthesizer_cost
+from holdbench.benchmark.data.tables import dataset_config, dataset_schema, load_dataset
+from holdbench.benchmark.cell.isolation import STUDY_ENV, sweep
+from holdbench.benchmark.layout import STATUS_JSON, StudyLayout
+from holdbench.benchmark.data.sequential import load_sequential
+from holdbench.benchmark.workflow.study import Study, load_study
+from holdbench.benchmark.layout import results_root
+from holdbench.benchmark.workflow.cellconfig import run_snapshot, split_snapshot, synth_snapshot
+from holdbench.benchmark.workflow.integrity import Repair, scan_cell, scan_split
+from holdbench.benchmark.workflow.locks import clear_stale_locks, invocation_mode, lock_study, study_locks_only
+from holdbench.contracts.io import write_text
 
 PENDING = "pending"
-#: Snakemake priority of a cell's generate job by the synthesizer's `cost` (benchmark.config.synthesizer_cost):
+#: Snakemake priority of a cell's generate job by the synthesizer's `cost` (holdbench.benchmark.config.synthesizer_cost):
 #: with free cores the scheduler starts cheap cells first, so first results appear within minutes
 GENERATE_PRIORITY = {"cheap": 20, "moderate": 10, "expensive": 0}
 #: splits and evaluations go before any fit: they unblock cells and finish what has started

@@ -12,12 +12,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark.data import DataUnavailable, dataset_schema, load_dataset
-from benchmark.split import random_split
-from contracts.schema import SchemaError
-from metrics import evaluate, paper_families
-from synthesizers.base import FitContext
-from synthesizers.flip import Flip
+from holdbench.benchmark.data.tables import DataUnavailable, dataset_schema, load_dataset
+from holdbench.benchmark.data.split import random_split
+from holdbench.contracts.schema import SchemaError
+from holdbench.metrics import evaluate, paper_families
+from holdbench.synthesizers.base import FitContext
+from holdbench.synthesizers.flip import Flip
 from tests.workflow.helpers import make_conf
 
 

@@ -7,10 +7,10 @@ import json
 
 import pandas as pd
 
-from benchmark.layout import StudyLayout
-from benchmark.plots import make_plots
-from benchmark.results import load_results
-from benchmark.runner import do_collect
+from holdbench.benchmark.layout import StudyLayout
+from holdbench.benchmark.outputs.plots import make_plots
+from holdbench.benchmark.outputs.results import load_results
+from holdbench.benchmark.workflow.runner import do_collect
 
 
 def _mtimes(paths) -> dict:

@@ -1,4 +1,4 @@
-"""`holdbench compare FRESH REFERENCE` (benchmark/compare.py): a fresh study beside the published one,
+"""`holdbench compare FRESH REFERENCE` (benchmark/outputs/compare.py): a fresh study beside the published one,
 its Spearman correlation of F3 ratios and the fresh study's CPU split between generating and evaluating."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from benchmark.compare import CompareError, compare, render_markdown, write_comparison
+from holdbench.benchmark.outputs.compare import CompareError, compare, render_markdown, write_comparison
 from tests.benchmark.conftest import DATASETS, SEEDS, build_study
 
 FRESH = ["holdout", "gauss", "ctgan", "cart"]
@@ -113,7 +113,7 @@ def test_explicit_pair_and_bad_studies(studies, tmp_path):
 def test_cli_with_study_paths_writes_beside_the_fresh_study_under_the_reference_name(studies, monkeypatch, tmp_path):
     """Studies given as paths (e.g. a reference study in another checkout): the outputs are named after the
     reference study's directory, never a file under a path built from the argument."""
-    from benchmark.cli import main
+    from holdbench.benchmark.cli import main
 
     root, _ = studies
     monkeypatch.chdir(tmp_path)

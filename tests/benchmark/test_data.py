@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark.data import DataUnavailable, dataset_schema, load_dataset
-from benchmark.demo import make_demo
-from contracts.schema import SchemaError
+from holdbench.benchmark.data.tables import DataUnavailable, dataset_schema, load_dataset
+from holdbench.benchmark.data.demo import make_demo
+from holdbench.contracts.schema import SchemaError
 from tests.conftest import PAPER, PAPER_DATASETS
 
 EXPECTED_SHAPES = {
@@ -78,7 +78,7 @@ def test_missing_raw_files_without_network_names_dir_and_files(monkeypatch, tmp_
     def offline(uci_id):
         raise ConnectionError("no network")
 
-    monkeypatch.setattr("benchmark._uci.fetch", offline)
+    monkeypatch.setattr("holdbench.benchmark.data._uci.fetch", offline)
     with pytest.raises(DataUnavailable) as err:
         load_dataset("adult")
     msg = str(err.value)
@@ -102,18 +102,18 @@ def test_download_is_mapped_and_saved_for_offline_use(monkeypatch, tmp_path):
         calls.append(uci_id)
         return frame
 
-    monkeypatch.setattr("benchmark._uci.fetch", fake_fetch)
+    monkeypatch.setattr("holdbench.benchmark.data._uci.fetch", fake_fetch)
     df = load_dataset("online-shoppers", use_cache=False)
     assert calls == [468] and df.shape == (12330, 18)
     assert (tmp_path / "data" / "online-shoppers.ucimlrepo.csv.gz").exists()
-    monkeypatch.setattr("benchmark._uci.fetch", lambda i: (_ for _ in ()).throw(AssertionError("network")))
+    monkeypatch.setattr("holdbench.benchmark.data._uci.fetch", lambda i: (_ for _ in ()).throw(AssertionError("network")))
     again = load_dataset("online-shoppers", use_cache=False)
     pd.testing.assert_frame_equal(df, again)
 
 
 def test_validation_names_row_count(monkeypatch, tmp_path, shared_data):
-    monkeypatch.setattr("benchmark._parsers.PARSERS", {
-        **__import__("benchmark._parsers", fromlist=["PARSERS"]).PARSERS,
+    monkeypatch.setattr("holdbench.benchmark.data._uci_parsers.PARSERS", {
+        **__import__("holdbench.benchmark.data._uci_parsers", fromlist=["PARSERS"]).PARSERS,
         "online": lambda paths, cols: pd.read_csv(paths[0]).head(100),
     })
     with pytest.raises(SchemaError, match=r"online-shoppers.*100 rows.*12330"):

@@ -1,4 +1,4 @@
-"""`holdbench evaluate` through its own argparse registration (benchmark.cli's other commands
+"""`holdbench evaluate` through its own argparse registration (holdbench.benchmark.cli's other commands
 may not exist yet, so the subcommand is mounted on a bare parser here)."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark.commands import evaluate as cli
-from contracts.io import InputError
+from holdbench.benchmark.cli import evaluate as cli
+from holdbench.contracts.io import InputError
 
 
 def run(argv):
@@ -93,7 +93,7 @@ def test_dataset_option_takes_kinds_from_the_dataset_schema(tables, tmp_path, mo
         calls.append(name)
         return types.SimpleNamespace(kinds={"age": "categorical", "job": "categorical", "flag": "numeric"})
 
-    monkeypatch.setitem(sys.modules, "benchmark.data", types.SimpleNamespace(dataset_schema=dataset_schema))
+    monkeypatch.setitem(sys.modules, "holdbench.benchmark.data.tables", types.SimpleNamespace(dataset_schema=dataset_schema))
     out_ds, out_plain = tmp_path / "ds.json", tmp_path / "plain.json"
     common = ["evaluate", "--train", str(tables["train"]), "--holdout", str(tables["holdout"]),
               "--synthetic", str(tables["synthetic"]), "--no-extended"]

@@ -1,4 +1,4 @@
-"""The frontier figure (benchmark/plots/frontier.py): ε variants parsed from their names, DP points
+"""The frontier figure (benchmark/outputs/plots/frontier.py): ε variants parsed from their names, DP points
 joined in order of ε (not of the study's listing), flips joined in order of p, the holdout drawn as
 the reference mark, cells without a result named in the title, no figure without its metrics."""
 
@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark.plots import _base, frontier
-from benchmark.plots.frontier import epsilon_of, frontier_tasks, plot_frontier
+from holdbench.benchmark.outputs.plots import _base, frontier
+from holdbench.benchmark.outputs.plots.frontier import epsilon_of, frontier_tasks, plot_frontier
 
 # (synthesizer, F3 ratio, best MIA AUC, DCR share); listed out of ε and p order on purpose
 ROWS = [

@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from benchmark.cli import main
-from benchmark.gates import FAIL, NA, PASS, load_gates, parse_gates, shift_test, superiority, verdicts
-from benchmark.results import load_results
-from metrics.panel import PanelScores
-from metrics.registry import specs_of
+from holdbench.benchmark.cli import main
+from holdbench.benchmark.outputs.gates import FAIL, NA, PASS, load_gates, parse_gates, shift_test, superiority, verdicts
+from holdbench.benchmark.outputs.results import load_results
+from holdbench.metrics.panel import PanelScores
+from holdbench.metrics.registry import specs_of
 from tests.benchmark.conftest import DCR_COUNTS, NO_DISTANCE_CELL
 
 DEFAULT = Path(__file__).resolve().parents[2] / "conf" / "gates" / "default.yaml"

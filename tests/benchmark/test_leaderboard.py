@@ -9,12 +9,12 @@ import statistics
 import pandas as pd
 import pytest
 
-from benchmark.leaderboard import aggregate, leaderboard_columns, write_leaderboard
-from benchmark.results import TIMINGS, load_results
+from holdbench.benchmark.outputs.leaderboard import aggregate, leaderboard_columns, write_leaderboard
+from holdbench.benchmark.outputs.results import TIMINGS, load_results
 
 T975 = {1: 12.706204736174698, 2: 4.302652729749464}  # t quantile 0.975 by degrees of freedom
-from metrics import default_families
-from metrics.registry import specs_of
+from holdbench.metrics import default_families
+from holdbench.metrics.registry import specs_of
 
 PAPER_SPECS = [sp for f in default_families() for sp in specs_of(f.result_type)]
 

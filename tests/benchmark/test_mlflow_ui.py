@@ -27,7 +27,7 @@ mlflow = pytest.importorskip("mlflow")
 
 from mlflow.tracking import MlflowClient
 
-from benchmark.tracking import FAILED_METRIC, VIEW_KEY, log_study
+from holdbench.benchmark.outputs.tracking import FAILED_METRIC, VIEW_KEY, log_study
 
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
 pytestmark = [pytest.mark.slow,

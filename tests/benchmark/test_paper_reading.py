@@ -4,7 +4,7 @@ and through the workflow's path (ExternalFiles -> check_output -> parquet -> met
 The paper read every file with pandas' default `read_csv`; its Weekend column in the Gretel file
 comes back as 32,768 booleans followed by 17,232 strings (chunked type inference). The expected
 figures are computed here independently of the harness's reading: pd.read_csv with its defaults,
-then the metric definitions of SPEC §3-4 (metrics.evaluate on the raw frames, the code that
+then the metric definitions of SPEC §3-4 (holdbench.metrics.evaluate on the raw frames, the code that
 reproduces every published adult figure to 1e-9), no output gate, no schema.
 """
 
@@ -29,8 +29,8 @@ pytestmark = [pytest.mark.slow,
 
 @pytest.fixture(scope="module")
 def expected() -> dict:
-    from metrics import evaluate, kinds_from_dtypes
-    from metrics.evaluate import paper_families
+    from holdbench.metrics import evaluate, kinds_from_dtypes
+    from holdbench.metrics.evaluate import paper_families
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -42,8 +42,8 @@ def expected() -> dict:
 def _cli(tmp_path, *extra) -> dict:
     import yaml
 
-    from benchmark.commands import evaluate as cli
-    from benchmark.config import conf_dir
+    from holdbench.benchmark.cli import evaluate as cli
+    from holdbench.benchmark.config import conf_dir
 
     families = yaml.safe_load((conf_dir() / "metrics" / "default.yaml").read_text())["families"]
     skip = [a for f in families if f not in ("fidelity", "privacy") for a in ("--skip", f)]
@@ -75,13 +75,13 @@ def test_lenient_reading_is_labelled_and_differs(expected, tmp_path, capsys):
 
 def test_workflow_path_reproduces_the_papers_reading(expected, tmp_path, monkeypatch):
     """What the generate and evaluate stages do for published_gretel, without Snakemake."""
-    from benchmark.checks import MIXED_ATTR, check_output
-    from benchmark.config import build_synthesizer, synthesizer_config
-    from benchmark.data import dataset_schema
-    from benchmark.split import provided_split
-    from metrics import evaluate
-    from metrics.evaluate import paper_families
-    from synthesizers.base import FitContext
+    from holdbench.benchmark.cell.checks import MIXED_ATTR, check_output
+    from holdbench.benchmark.config import build_synthesizer, synthesizer_config
+    from holdbench.benchmark.data.tables import dataset_schema
+    from holdbench.benchmark.data.split import provided_split
+    from holdbench.metrics import evaluate
+    from holdbench.metrics.evaluate import paper_families
+    from holdbench.synthesizers.base import FitContext
 
     monkeypatch.setenv("HOLDBENCH_SHARED_DIR", str(SHARED))
     schema = dataset_schema("online-shoppers")

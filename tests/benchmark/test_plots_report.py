@@ -11,13 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark.leaderboard import aggregate
-from benchmark.plots import bucket_labels, make_plots, plot_fidelity, plot_group, plot_tradeoff
-from benchmark.plots.drilldown import _bins, _frequencies
-from benchmark.report import render_report, write_report
-from benchmark.results import load_results
-from metrics import default_families
-from metrics.registry import specs_of
+from holdbench.benchmark.outputs.leaderboard import aggregate
+from holdbench.benchmark.outputs.plots import bucket_labels, make_plots, plot_fidelity, plot_group, plot_tradeoff
+from holdbench.benchmark.outputs.plots.drilldown import _bins, _frequencies
+from holdbench.benchmark.outputs.report import render_report, write_report
+from holdbench.benchmark.outputs.results import load_results
+from holdbench.metrics import default_families
+from holdbench.metrics.registry import specs_of
 from tests.benchmark.conftest import DISCLOSURE_CELL, MIA_CELL, NO_DISTANCE_CELL, TUNING_CELL
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -81,7 +81,7 @@ def test_plots_are_deterministic(study, tmp_path):
 
 
 def test_group_figure_only_with_values(study, tmp_path):
-    from metrics.registry import MetricSpec
+    from holdbench.metrics.registry import MetricSpec
 
     cells = load_results(study.path).table.copy()
     spec = MetricSpec("pmse_ratio", "pMSE ratio", "utility", "ideal", 1.0, 3, "m", headline=True)

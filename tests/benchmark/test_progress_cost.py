@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from benchmark.config import DEFAULT_COST, ConfigError, synthesizer_config, synthesizer_cost
-from benchmark.workflow.prepare import GENERATE_PRIORITY
+from holdbench.benchmark.config import DEFAULT_COST, ConfigError, synthesizer_config, synthesizer_cost
+from holdbench.benchmark.workflow.prepare import GENERATE_PRIORITY
 from tests.workflow.helpers import REPO, make_conf
 
 
@@ -27,8 +27,8 @@ def test_cost_of_shipped_synthesizers_and_variants(name, cost):
 
 def test_cost_is_not_a_constructor_argument_and_defaults_to_moderate(tmp_path, monkeypatch):
     conf = make_conf(tmp_path, synths={
-        "plain": "_target_: synthesizers.flip.Flip\np: 0.2\n",
-        "bad_cost": "_target_: synthesizers.flip.Flip\ncost: hours\np: 0.2\n"})
+        "plain": "_target_: holdbench.synthesizers.flip.Flip\np: 0.2\n",
+        "bad_cost": "_target_: holdbench.synthesizers.flip.Flip\ncost: hours\np: 0.2\n"})
     monkeypatch.setenv("HOLDBENCH_CONF_DIR", str(conf))
     assert synthesizer_cost("plain") == DEFAULT_COST == "moderate"
     assert "cost" not in synthesizer_config("flip10")  # flip.yaml says cost: cheap; Flip() takes no cost

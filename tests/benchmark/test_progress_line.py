@@ -9,9 +9,9 @@ import os
 
 import pytest
 
-from benchmark.commands.progress import SCAN_SECONDS, Progress, Scan, estimate, progress_line, scan
-from benchmark.commands.study import _LogLines, failure_tail
-from benchmark.isolation import SCRATCH_PREFIX
+from holdbench.benchmark.cli.progress import SCAN_SECONDS, Progress, Scan, estimate, progress_line, scan
+from holdbench.benchmark.cli.study import _LogLines, failure_tail
+from holdbench.benchmark.cell.isolation import SCRATCH_PREFIX
 
 CELLS = [("d", "cart", 0), ("d", "cart", 1), ("d", "ctgan", 0), ("d", "ctgan", 1)]
 NOW = 1_000_000.0

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark.split import provided_split, random_split
-from contracts.schema import Schema, SchemaError
+from holdbench.benchmark.data.split import provided_split, random_split
+from holdbench.contracts.schema import Schema, SchemaError
 from tests.conftest import PAPER, needs_shared
 
 
@@ -75,7 +75,7 @@ def test_split_is_seeded():
 
 @needs_shared
 def test_provided_split_reads_paper_files():
-    from benchmark.data import dataset_schema
+    from holdbench.benchmark.data.tables import dataset_schema
 
     schema = dataset_schema("online-shoppers")
     t, h = provided_split(schema, PAPER / "online-shoppers_trn.csv.gz", PAPER / "online-shoppers_val.csv.gz")
@@ -83,7 +83,7 @@ def test_provided_split_reads_paper_files():
 
 
 def test_schema_json_round_trip_keeps_column_order(schema, tmp_path):
-    from contracts.io import write_json
+    from holdbench.contracts.io import write_json
 
     write_json(tmp_path / "s.json", schema.to_dict())
     back = Schema.from_dict(__import__("json").loads((tmp_path / "s.json").read_text()))

@@ -7,11 +7,11 @@ import subprocess
 
 import pytest
 
-from benchmark.config import ConfigError, available, build_synthesizer, synthesizer_config
-from benchmark.data import dataset_config, dataset_schema
-from benchmark.study import load_study
-from synthesizers.base import Synthesizer
-from synthesizers.sequential import SequentialSynthesizer
+from holdbench.benchmark.config import ConfigError, available, build_synthesizer, synthesizer_config
+from holdbench.benchmark.data.tables import dataset_config, dataset_schema
+from holdbench.benchmark.workflow.study import load_study
+from holdbench.synthesizers.base import Synthesizer
+from holdbench.synthesizers.sequential import SequentialSynthesizer
 from tests.workflow.helpers import env_for, make_conf, snakemake_cmd
 
 
@@ -91,7 +91,7 @@ def test_bad_study_stops_snakemake_before_any_job(tmp_path):
 
 
 def test_study_overrides_split_at_top_level_commas_and_may_add_keys():
-    from benchmark.config import split_overrides
+    from holdbench.benchmark.config import split_overrides
 
     assert split_overrides("synthesizers=[a,b],n_synthetic=5,params={f: {p: 0.5, q: 1}}") == [
         "synthesizers=[a,b]", "n_synthetic=5", "params={f: {p: 0.5, q: 1}}"]
@@ -104,7 +104,7 @@ def test_study_overrides_split_at_top_level_commas_and_may_add_keys():
 @pytest.mark.parametrize("group", ["metrics", "study", "dataset", "synthesizer", "gates"])
 def test_direct_yaml_reading_equals_hydra(group):
     """The light reader (no Hydra, for cold starts) gives exactly what Hydra composes, for every file."""
-    from benchmark.config import _plain_config, config_files, group_config, load_group, to_container
+    from holdbench.benchmark.config import _plain_config, config_files, group_config, load_group, to_container
 
     names = config_files(group)
     assert names

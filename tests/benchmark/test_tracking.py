@@ -12,10 +12,10 @@ import pytest
 mlflow = pytest.importorskip("mlflow")
 from mlflow.tracking import MlflowClient
 
-from benchmark.leaderboard import write_leaderboard
-from benchmark.plots import plot_cell_marginals
-from benchmark.results import load_results, read_cells
-from benchmark.tracking import CELL_TAG, TrackingError, log_study, resolve_uri
+from holdbench.benchmark.outputs.leaderboard import write_leaderboard
+from holdbench.benchmark.outputs.plots import plot_cell_marginals
+from holdbench.benchmark.outputs.results import load_results, read_cells
+from holdbench.benchmark.outputs.tracking import CELL_TAG, TrackingError, log_study, resolve_uri
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark._uci import map_to_canonical
-from benchmark.data import dataset_config, dataset_schema
-from contracts.schema import SchemaError
+from holdbench.benchmark.data._uci import map_to_canonical
+from holdbench.benchmark.data.tables import dataset_config, dataset_schema
+from holdbench.contracts.schema import SchemaError
 
 
 def _map(name: str, frame: pd.DataFrame) -> pd.DataFrame:

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark.checks import MIXED_ATTR, UNPARSEABLE_ATTR, SynthesizerOutputError, check_output
-from benchmark.data import load_dataset
-from contracts.schema import Schema, SchemaError
+from holdbench.benchmark.cell.checks import MIXED_ATTR, UNPARSEABLE_ATTR, SynthesizerOutputError, check_output
+from holdbench.benchmark.data.tables import load_dataset
+from holdbench.contracts.schema import Schema, SchemaError
 from tests.workflow.helpers import make_conf
 
 SCHEMA = Schema.from_mapping("t", {
@@ -72,7 +72,7 @@ def test_inf_in_an_integer_column_never_becomes_int64_min():
 
 def test_a_raw_pandas_error_is_converted(monkeypatch):
     """Whatever pandas raises while storing a column reaches the user as one line naming it."""
-    from benchmark import checks
+    from holdbench.benchmark.cell import checks
 
     def boom(*a, **k):
         raise pd.errors.IntCastingNaNError("Cannot convert non-finite values (NA or inf) to integer")
@@ -85,9 +85,9 @@ def test_a_raw_pandas_error_is_converted(monkeypatch):
 
 def test_pandas_reading_is_the_metrics_reading_and_mixed_types_are_reported(caplog):
     """A bool column read by pandas in chunks: real bools, then the strings 'True'/'False' and a '2'.
-    The paper's metrics (metrics._discretise.numeric_values) read bools as 0/1, '2' as 2 and the
+    The paper's metrics (holdbench.metrics._discretise.numeric_values) read bools as 0/1, '2' as 2 and the
     other strings as missing; the pandas reading stores exactly that (float, since 2 is not a bool)."""
-    from metrics._discretise import numeric_values
+    from holdbench.metrics._discretise import numeric_values
 
     raw = pd.Series([True, False, "True", "False", "2", True], dtype=object)
     df = pd.DataFrame({"n": range(6), "x": np.arange(6.0), "b": raw, "c": list("uvwuvw")})

@@ -22,14 +22,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics.anonymeter_bridge import (
+from holdbench.metrics.anonymeter_bridge import (
     EVALUATORS,
     Anonymeter,
     AnonymeterResult,
     anonymeter_python,
     install_command,
 )
-from metrics.registry import EvalData, scalars, specs_of
+from holdbench.metrics.registry import EvalData, scalars, specs_of
 
 BASELINE_WARNING = ("Attack is as good or worse as baseline model. Estimated rates: attack = 0.01, "
                     "baseline = 0.02. Analysis results cannot be trusted.")

@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics.anonymeter_bridge import Anonymeter, anonymeter_python, install_command
-from metrics.registry import EvalData
+from holdbench.metrics.anonymeter_bridge import Anonymeter, anonymeter_python, install_command
+from holdbench.metrics.registry import EvalData
 
 PYTHON = anonymeter_python()
 pytestmark = pytest.mark.skipif(not PYTHON.exists(),

@@ -14,8 +14,8 @@ from scipy.stats import multivariate_normal
 from sklearn.metrics import roc_curve
 from sklearn.neighbors import KernelDensity
 
-from metrics._attack_scores import encode, gaussian_kde_log, nearest_distance
-from metrics.attacks import (
+from holdbench.metrics._attack_scores import encode, gaussian_kde_log, nearest_distance
+from holdbench.metrics.attacks import (
     AttackResult,
     MembershipInference,
     attack_stats,
@@ -25,7 +25,7 @@ from metrics.attacks import (
     thin_roc,
     tpr_at_fpr,
 )
-from metrics.registry import EvalData, artifact_names, scalars, specs_of
+from holdbench.metrics.registry import EvalData, artifact_names, scalars, specs_of
 
 KINDS = {"x": "numeric", "z": "numeric", "k": "numeric", "c": "categorical", "d": "categorical"}
 

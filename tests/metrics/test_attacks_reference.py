@@ -1,6 +1,6 @@
-"""Membership inference (metrics.attacks) against a brute-force re-implementation, and the two anchors.
+"""Membership inference (holdbench.metrics.attacks) against a brute-force re-implementation, and the two anchors.
 
-The reference below is written from the documentation of metrics._attack_scores, plainly and
+The reference below is written from the documentation of holdbench.metrics._attack_scores, plainly and
 without the module's code: every record encoded column by column (numeric -> mid-rank empirical
 CDF under R∪S, missing -> 0.5 plus a missing indicator when R∪S has missing values there;
 categorical -> one-hot / √2 over the `max_levels` most frequent labels of R∪S plus one
@@ -22,9 +22,9 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score, roc_curve
 
-from metrics._attack_scores import encode, nearest_distance
-from metrics.attacks import MembershipInference, split_targets
-from metrics.registry import EvalData
+from holdbench.metrics._attack_scores import encode, nearest_distance
+from holdbench.metrics.attacks import MembershipInference, split_targets
+from holdbench.metrics.registry import EvalData
 
 KINDS = {"age": "numeric", "hours": "numeric", "score": "numeric", "job": "categorical", "city": "categorical"}
 MAX_LEVELS = 4  # `city` has 7 labels: 3 (and missing) fall into "other"

@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics.disclosure import AttributeDisclosure
-from metrics.legal import LegalCriteria
-from metrics.registry import EvalData
+from holdbench.metrics.disclosure import AttributeDisclosure
+from holdbench.metrics.legal import LegalCriteria
+from holdbench.metrics.registry import EvalData
 from tests.conftest import DATASETS, needs_shared
 
 COLUMNS = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics.disclosure import AttributeDisclosure, DisclosureResult, _ratios, disclosure_ratios
-from metrics.registry import EvalData, artifacts, scalars, specs_of
+from holdbench.metrics.disclosure import AttributeDisclosure, DisclosureResult, _ratios, disclosure_ratios
+from holdbench.metrics.registry import EvalData, artifacts, scalars, specs_of
 
 # S's x has mean 0 and SD 1 (ddof 0), so standardised x = x. Prior: P(y=1) = 3/4, P(y=0) = 1/4.
 S_HAND = pd.DataFrame({"x": [-1.0, -1.0, 1.0, 1.0], "g": ["a", "a", "a", "b"], "y": [1, 0, 1, 1]})

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics.disclosure import AttributeDisclosure
-from metrics.registry import EvalData
+from holdbench.metrics.disclosure import AttributeDisclosure
+from holdbench.metrics.registry import EvalData
 
 KINDS = {"g": "categorical", "x": "numeric", "y": "categorical"}
 

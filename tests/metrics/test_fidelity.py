@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics import Fidelity, evaluate, kinds_from_dtypes, paper_families
-from metrics._discretise import Discretiser
-from metrics._kernels import marginal_tvds
-from metrics.fidelity import FidelityModel, _unrank_combination, select_combinations
+from holdbench.metrics import Fidelity, evaluate, kinds_from_dtypes, paper_families
+from holdbench.metrics._discretise import Discretiser
+from holdbench.metrics._kernels import marginal_tvds
+from holdbench.metrics.fidelity import FidelityModel, _unrank_combination, select_combinations
 
 
 def f1_only(train, holdout, synthetic, kinds):

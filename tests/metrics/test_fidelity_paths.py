@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics._discretise import Discretiser, transform_all
-from metrics._kernels import marginal_tvds
-from metrics.fidelity import _numpy_tvds, select_combinations
+from holdbench.metrics._discretise import Discretiser, transform_all
+from holdbench.metrics._kernels import marginal_tvds
+from holdbench.metrics.fidelity import _numpy_tvds, select_combinations
 
 
 @pytest.mark.parametrize("seed", range(12))

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from scipy.spatial.distance import cdist
 
-from metrics.legal import LegalCriteria, LegalResult, _encode
-from metrics.registry import EvalData, artifacts, scalars, specs_of
+from holdbench.metrics.legal import LegalCriteria, LegalResult, _encode
+from holdbench.metrics.registry import EvalData, artifacts, scalars, specs_of
 
 
 def run(t, h, s, kinds=None, holdout_row=False, **options) -> LegalResult:

@@ -1,7 +1,7 @@
 """Bale & Quick legal criteria (SPEC §8) on tables whose answers are known by construction.
 
 Every expected value here is worked out by hand in the comments (or by scipy's cdist on a grid),
-never by metrics.legal itself.
+never by holdbench.metrics.legal itself.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 from scipy.spatial.distance import cdist
 
-from metrics import legal
-from metrics.legal import LegalCriteria
-from metrics.registry import EvalData
+from holdbench.metrics import legal
+from holdbench.metrics.legal import LegalCriteria
+from holdbench.metrics.registry import EvalData
 
 
 def run(t, h, s, **options):

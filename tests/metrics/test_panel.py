@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics import DCRShare, EvaluationResult, Fidelity, evaluate, paper_families
-from metrics._kernels import gower_smallest, tile_buffer
-from metrics.panel import nndr
+from holdbench.metrics import DCRShare, EvaluationResult, Fidelity, evaluate, paper_families
+from holdbench.metrics._kernels import gower_smallest, tile_buffer
+from holdbench.metrics.panel import nndr
 
 CAT2 = {"u": "categorical", "v": "categorical"}
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 
-from metrics.pmse import PMSEScore, encode_numeric, expected_pmse, pmse_ratio
+from holdbench.metrics.pmse import PMSEScore, encode_numeric, expected_pmse, pmse_ratio
 
 KINDS = {"a": "numeric", "b": "numeric", "g": "categorical", "d": "numeric"}
 
@@ -178,7 +178,7 @@ def test_all_constant_gives_nan_with_reason():
 
 
 def test_an_unconverging_fit_far_above_stop_ratio_is_stopped_and_says_so(monkeypatch):
-    import metrics.pmse as pmse_module
+    import holdbench.metrics.pmse as pmse_module
 
     # no fit reaches a gradient of 1e-300: every fit runs its rounds, as on almost separable data
     monkeypatch.setattr(pmse_module, "_GRAD_TOL", 1e-300)

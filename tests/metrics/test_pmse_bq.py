@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics.pmse import pmse_ratio
-from metrics.registry import EvalData, scalars, specs_of
-from metrics.utility import Utility, UtilityResult
+from holdbench.metrics.pmse import pmse_ratio
+from holdbench.metrics.registry import EvalData, scalars, specs_of
+from holdbench.metrics.utility import Utility, UtilityResult
 
 KINDS = {"a": "numeric", "b": "numeric", "d": "numeric", "sex": "categorical", "st": "categorical"}
 

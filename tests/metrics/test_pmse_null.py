@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 
-from metrics.pmse import pmse_cart, pmse_ratio
+from holdbench.metrics.pmse import pmse_cart, pmse_ratio
 
 KINDS = {"a": "numeric", "b": "numeric", "g": "categorical", "d": "numeric"}
 N = 900

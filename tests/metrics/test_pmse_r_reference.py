@@ -2,7 +2,7 @@
 utility.gen(method = "logit") when synthpop is installed in R (CRAN is often unreachable; the
 test then skips and says so).
 
-The design is built here, independently of metrics.pmse: codes of the sorted levels,
+The design is built here, independently of holdbench.metrics.pmse: codes of the sorted levels,
 standardised, every monomial up to the degree (aliased ones included: R's pivoted QR leaves
 them out, which also checks holdbench's rank), standardised again.
 """
@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics.pmse import pmse_ratio
-from synthesizers import _rconvert
+from holdbench.metrics.pmse import pmse_ratio
+from holdbench.synthesizers import _rconvert
 
 R_REASON = _rconvert.r_unavailable_reason()
 SYNTHPOP_REASON = _rconvert.r_unavailable_reason(["synthpop"])

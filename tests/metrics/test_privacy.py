@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from metrics import DCRShare, Fidelity, PrivacyPanel, evaluate, paper_families
-from metrics._kernels import hamming_smallest, tile_buffer
-from metrics.privacy import (
+from holdbench.metrics import DCRShare, Fidelity, PrivacyPanel, evaluate, paper_families
+from holdbench.metrics._kernels import hamming_smallest, tile_buffer
+from holdbench.metrics.privacy import (
     dcr_share,
     nearest_distance,
     row_ids,

@@ -1,6 +1,6 @@
 """Reproduce the published adult numbers (../shared/reference/paper_adult_expected.csv).
 
-Fidelity is checked for all 17 rows, privacy for a few; tests/perf/check_paper_reference.py
+Fidelity is checked for all 17 rows, privacy for a few; scripts/reference/check_paper_reference.py
 checks every number of every row. T, H and T's fitted buckets are shared across rows.
 """
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from metrics import Fidelity, evaluate, kinds_from_dtypes, paper_families
-from metrics.fidelity import FidelityModel
-from metrics.privacy import distance_data, privacy
+from holdbench.metrics import Fidelity, evaluate, kinds_from_dtypes, paper_families
+from holdbench.metrics.fidelity import FidelityModel
+from holdbench.metrics.privacy import distance_data, privacy
 
 
 def shared_dir() -> Path:

@@ -17,13 +17,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics import evaluate
-from metrics._discretise import distance_codes
-from metrics.evaluate import evaluate_shard
-from metrics.fidelity import Fidelity
-from metrics.panel import PrivacyPanel
-from metrics.privacy import DCRShare
-from metrics.registry import EvalData, MergedFamily, shard_slice
+from holdbench.metrics import evaluate
+from holdbench.metrics._discretise import distance_codes
+from holdbench.metrics.evaluate import evaluate_shard
+from holdbench.metrics.fidelity import Fidelity
+from holdbench.metrics.panel import PrivacyPanel
+from holdbench.metrics.privacy import DCRShare
+from holdbench.metrics.registry import EvalData, MergedFamily, shard_slice
 
 KINDS = {"a": "categorical", "b": "categorical", "x": "numeric", "y": "numeric", "c": "categorical"}
 SHARDS = (1, 2, 3, 7, 61)  # 61: more shards than rows of S (55) and H (60)
@@ -99,7 +99,7 @@ def test_privacy_partials_are_brute_force_distances(tables):
 
 def test_fidelity_partials_are_pandas_tvds(tables):
     """k = 1 TVDs of the shards, in order, against pandas value_counts on the same bucket codes."""
-    from metrics._discretise import Discretiser
+    from holdbench.metrics._discretise import Discretiser
 
     train, _, synthetic = tables
     disc = Discretiser(train, KINDS, 100)
@@ -119,7 +119,7 @@ def test_fidelity_partials_are_pandas_tvds(tables):
 
 def test_fidelity_shards_agree_across_counting_paths(tables, monkeypatch):
     """Shards counted by the numba kernel merge to the numpy path's unsharded result, bit for bit."""
-    from metrics import fidelity
+    from holdbench.metrics import fidelity
 
     whole = Fidelity().compute(_data(tables))
     monkeypatch.setattr(fidelity, "_NUMPY_MAX_WORK", 0)

@@ -11,8 +11,8 @@ import statsmodels.api as sm
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.metrics import roc_auc_score
 
-from metrics.registry import EvalData, scalars, specs_of
-from metrics.utility import Utility, UtilityResult, _overlap
+from holdbench.metrics.registry import EvalData, scalars, specs_of
+from holdbench.metrics.utility import Utility, UtilityResult, _overlap
 
 KINDS = {"x": "numeric", "z": "numeric", "g": "categorical", "y": "categorical"}
 

@@ -16,8 +16,8 @@ import statsmodels.api as sm
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.metrics import roc_auc_score
 
-from metrics.registry import EvalData
-from metrics.utility import Utility
+from holdbench.metrics.registry import EvalData
+from holdbench.metrics.utility import Utility
 
 KINDS = {"x": "numeric", "w": "numeric", "g": "categorical", "y": "categorical"}
 

@@ -8,8 +8,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from benchmark.sequential_data import check_synthetic, split_by_subject
-from synthesizers.sequential import SequentialContext
+from holdbench.benchmark.data.sequential import check_synthetic, split_by_subject
+from holdbench.synthesizers.sequential import SequentialContext
 from tests.sequential.conftest import sample_subjects
 
 

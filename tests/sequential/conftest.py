@@ -26,7 +26,7 @@ def loaded():
     """{name: SequentialData} of baseball and nlswork, read from the shared datasets."""
     if not DATASETS.is_dir():
         pytest.skip(f"shared datasets not found at {DATASETS}")
-    from benchmark.sequential_data import load_sequential
+    from holdbench.benchmark.data.sequential import load_sequential
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("HOLDBENCH_DATA_DIR", str(DATASETS))
@@ -36,7 +36,7 @@ def loaded():
 @pytest.fixture(scope="session")
 def cells(loaded):
     """{name: (spec, T, H)} for a seeded sample of N_SUBJECTS subjects of each dataset."""
-    from benchmark.sequential_data import split_by_subject
+    from holdbench.benchmark.data.sequential import split_by_subject
 
     out = {}
     for name, data in loaded.items():

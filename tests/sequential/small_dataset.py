@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from benchmark.config import REPO_ROOT
+from holdbench.benchmark.config import REPO_ROOT
 
 
 def write_small_baseball(data, out: Path, n_subjects: int, name: str = "baseball_small", seed: int = 0) -> dict:

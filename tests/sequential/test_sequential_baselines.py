@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics.sequential import SequentialLayout, evaluate_sequential
-from synthesizers.sequential import (
+from holdbench.metrics.sequential import SequentialLayout, evaluate_sequential
+from holdbench.synthesizers.sequential import (
     ARCart,
     Copy,
     IndependentEvents,

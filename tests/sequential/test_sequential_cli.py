@@ -9,7 +9,7 @@ import re
 import pandas as pd
 import pytest
 
-from benchmark.cli import main
+from holdbench.benchmark.cli import main
 from tests.sequential.conftest import sample_subjects
 
 N = 300
@@ -18,8 +18,8 @@ N = 300
 @pytest.fixture(scope="module")
 def files(loaded, tmp_path_factory):
     """T, H (a 300-subject sample of baseball split by subject) and S = seq_copy of T, as CSV pairs."""
-    from benchmark.sequential_data import split_by_subject, synthesizer_context
-    from synthesizers.sequential import Copy
+    from holdbench.benchmark.data.sequential import split_by_subject, synthesizer_context
+    from holdbench.synthesizers.sequential import Copy
 
     data = loaded["baseball"]
     t, h = split_by_subject(sample_subjects(data, N), 0)

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark.sequential_data import check_synthetic, from_frames, parse_spec, split_by_subject
+from holdbench.benchmark.data.sequential import check_synthetic, from_frames, parse_spec, split_by_subject
 from tests.conftest import DATASETS
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics.privacy import distance_data, privacy
-from metrics.sequential import SequentialLayout, d22_tables, evaluate_sequential, subject_vectors
+from holdbench.metrics.privacy import distance_data, privacy
+from holdbench.metrics.sequential import SequentialLayout, d22_tables, evaluate_sequential, subject_vectors
 
 LAYOUT = SequentialLayout("id", {"a": "categorical"}, {"e": "categorical", "v": "numeric"}, n_events_privacy=2)
 # subject 1: A,B,A   subject 2: B   subject 3: none   subject 4: A,A

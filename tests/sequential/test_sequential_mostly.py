@@ -1,4 +1,4 @@
-"""MOSTLY AI's engine in two stages (synthesizers.sequential_mostly). Without the engine (the main
+"""MOSTLY AI's engine in two stages (holdbench.synthesizers.sequential_mostly). Without the engine (the main
 environment, CI) the synthesizer must refuse to fit with the install command, as the flat bridge does;
 the tests that train skip when mostlyai-engine is not importable (run them in the engine's venv, see the
 README's "Installing the MOSTLY AI engine")."""
@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from contracts.schema import Schema
-from synthesizers.base import SynthesizerUnavailable
-from synthesizers.mostly import INSTALL_HINT
-from synthesizers.sequential import SequentialContext
-from synthesizers.sequential_mostly import MostlySequential
+from holdbench.contracts.schema import Schema
+from holdbench.synthesizers.base import SynthesizerUnavailable
+from holdbench.synthesizers.mostly import INSTALL_HINT
+from holdbench.synthesizers.sequential import SequentialContext
+from holdbench.synthesizers.sequential_mostly import MostlySequential
 from tests.sequential._checks import check_pair, small_train, zero_event_subjects
 
 

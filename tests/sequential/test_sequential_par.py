@@ -1,4 +1,4 @@
-"""SDV's PARSynthesizer behind the sequential interface (synthesizers.sequential_par): T's columns and dtypes,
+"""SDV's PARSynthesizer behind the sequential interface (holdbench.synthesizers.sequential_par): T's columns and dtypes,
 keys 0..n-1, seeded determinism, zero-event subjects (T's share, drawn per sample), the single order column
 as PAR's sequence index (increasing in every sampled sequence), and the checks before any work."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synthesizers.sequential_par import PAR, _out_of_order
+from holdbench.synthesizers.sequential_par import PAR, _out_of_order
 from tests.sequential._checks import check_pair, small_train, zero_event_subjects
 
 #: the `smoke` preset of the PAR config (a few epochs: structure, not quality)

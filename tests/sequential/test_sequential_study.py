@@ -8,10 +8,10 @@ import dataclasses
 
 import pytest
 
-from benchmark.cli import main
-from benchmark.config import ConfigError
-from benchmark.study import load_study
-from metrics.registry import specs_of
+from holdbench.benchmark.cli import main
+from holdbench.benchmark.config import ConfigError
+from holdbench.benchmark.workflow.study import load_study
+from holdbench.metrics.registry import specs_of
 from tests.workflow.helpers import make_conf
 
 SEQ_SYNTHS = {"seq_holdout", "seq_copy", "seq_indep_events", "seq_swap_sequences", "seq_ar_cart", "seq_par",
@@ -29,7 +29,7 @@ def test_the_sequential_study_has_both_datasets_and_every_sequential_synthesizer
 
 
 def test_a_synthesizer_is_told_the_event_order():
-    from benchmark.sequential_data import sequential_spec, synthesizer_context
+    from holdbench.benchmark.data.sequential import sequential_spec, synthesizer_context
 
     for name, order in (("baseball", ("yearID", "stint")), ("nlswork", ("year",))):
         ctx = synthesizer_context(sequential_spec(name), 3)
@@ -65,9 +65,9 @@ def test_a_study_is_flat_or_sequential(tmp_path, monkeypatch, body, message):
 
 
 def test_subject_families_are_the_flat_metrics_renamed_once():
-    from metrics.attacks import MembershipInference
-    from metrics.panel import PrivacyPanel
-    from metrics.subject_privacy import SubjectAttacks, SubjectPanel
+    from holdbench.metrics.attacks import MembershipInference
+    from holdbench.metrics.panel import PrivacyPanel
+    from holdbench.metrics.subject_privacy import SubjectAttacks, SubjectPanel
 
     for ours, flat in ((SubjectPanel, PrivacyPanel), (SubjectAttacks, MembershipInference)):
         assert ours.name == f"subject_{flat.name}"
@@ -79,8 +79,8 @@ def test_subject_families_are_the_flat_metrics_renamed_once():
         # a timing stays a timing (seconds_*): the harness keeps it out of metrics.json
         names = [f.name for f in dataclasses.fields(ours.result_type)]
         assert all(n.startswith(("subject_", "seconds_subject_")) for n in names)
-    from metrics.privacy import PrivacyResult
-    from metrics.registry import renamed_result_type
+    from holdbench.metrics.privacy import PrivacyResult
+    from holdbench.metrics.registry import renamed_result_type
 
     share = specs_of(renamed_result_type(PrivacyResult, "x_", "X", "on x"))[0]
     assert (share.name, share.interval) == ("x_dcr_share", ("x_dcr_share_ci_low", "x_dcr_share_ci_high"))
@@ -88,7 +88,7 @@ def test_subject_families_are_the_flat_metrics_renamed_once():
 
 
 def test_subject_family_options_are_the_flat_familys():
-    from metrics.subject_privacy import SubjectAttacks
+    from holdbench.metrics.subject_privacy import SubjectAttacks
 
     assert SubjectAttacks(n_bootstrap=10).family.n_bootstrap == 10
     with pytest.raises(TypeError, match="unexpected keyword argument 'n_bootstrp'"):

@@ -1,13 +1,13 @@
 """The flat privacy families (extended panel, Bale & Quick's legal criteria, membership inference) on
-one vector per subject (metrics.sequential.subject_privacy): the leaks of issue 25 are caught at the
+one vector per subject (holdbench.metrics.sequential.subject_privacy): the leaks of issue 25 are caught at the
 subject level, a generator that makes new sequences is not flagged like them."""
 
 from __future__ import annotations
 
 import pytest
 
-from metrics.sequential import SequentialLayout, subject_privacy
-from synthesizers.sequential import ARCart, Copy, SequentialContext, SequentialHoldout, SwapSequences
+from holdbench.metrics.sequential import SequentialLayout, subject_privacy
+from holdbench.synthesizers.sequential import ARCart, Copy, SequentialContext, SequentialHoldout, SwapSequences
 
 DATASETS = ["baseball", "nlswork"]
 

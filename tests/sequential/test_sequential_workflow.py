@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from benchmark.cli import main
+from holdbench.benchmark.cli import main
 from tests.sequential.small_dataset import write_small_baseball
 from tests.workflow.helpers import cells, env_for, make_conf, run_study
 
@@ -154,8 +154,8 @@ def test_damaged_sequential_files_are_found_before_a_rerun(run, tmp_path):
     """The integrity scan knows a sequential split's and cell's files: a truncated one is recomputed."""
     import shutil
 
-    from benchmark.layout import StudyLayout
-    from benchmark.workflow.integrity import scan_cell, scan_split
+    from holdbench.benchmark.layout import StudyLayout
+    from holdbench.benchmark.workflow.integrity import scan_cell, scan_split
 
     root = tmp_path / "seqsmall"
     shutil.copytree(run[3], root)

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from contracts.schema import Schema
-from synthesizers.base import FitContext
+from holdbench.contracts.schema import Schema
+from holdbench.synthesizers.base import FitContext
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("HOLDBENCH_SHARED_DIR", REPO.parent / "shared")).resolve()

@@ -1,4 +1,4 @@
-"""Bale & Quick's synthesizer (synthesizers.bale_quick): output contract, release rules,
+"""Bale & Quick's synthesizer (holdbench.synthesizers.bale_quick): output contract, release rules,
 tuning trace, wall-clock cap, determinism, option checks.
 
 Tiny budgets throughout (K in [2, 6], pMSE degree 2, one synthetic set per evaluation) so
@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from contracts.schema import Schema
-from synthesizers._bq_models import Encoded, Step, encode, release
-from synthesizers.bale_quick import BQMNL, BQCart
-from synthesizers.base import FitContext
+from holdbench.contracts.schema import Schema
+from holdbench.synthesizers._bq_models import Encoded, Step, encode, release
+from holdbench.synthesizers.bale_quick import BQMNL, BQCart
+from holdbench.synthesizers.base import FitContext
 
 TINY = {"k_range": (2, 6), "init_points": 2, "n_iter": 1, "optimizer_seeds": 1, "m": 1, "pmse_degree": 2,
         "rescore_top": 2, "rescore_sets": 2}
@@ -207,7 +207,7 @@ def test_visit_order_is_used(train, fit_ctx):
 
 @pytest.mark.slow
 def test_configs_and_smoke_preset_run_in_seconds():
-    from benchmark.config import build_synthesizer, synthesizer_config
+    from holdbench.benchmark.config import build_synthesizer, synthesizer_config
     from tests.synthesizers.conftest import SCHEMA, make_table
 
     train = make_table(2000, seed=3)
@@ -234,7 +234,7 @@ def _disclosing_table(n: int = 400) -> tuple[pd.DataFrame, Schema]:
 
 
 def test_disclosure_reduction_brings_every_ratio_under_the_bound():
-    from metrics.disclosure import disclosure_ratios
+    from holdbench.metrics.disclosure import disclosure_ratios
 
     train, sch = _disclosing_table()
     deltas = np.linspace(0.001, 0.5, 5)
@@ -277,7 +277,7 @@ def test_release_sets_missing_where_the_indicator_says():
 def test_each_mixture_and_column_model_fitted_once_across_optimiser_seeds(train, fit_ctx, monkeypatch):
     """K in {2, 3} and b in {10, 11} over 2 x 6 evaluations: at most 2 mixture fits, and one
     tree per (column, b) pair that the trace shows, however often the optimiser repeats it."""
-    from synthesizers import bale_quick as bq
+    from holdbench.synthesizers import bale_quick as bq
 
     calls = {"mixture": [], "cart": []}
 
@@ -308,7 +308,7 @@ def test_each_mixture_and_column_model_fitted_once_across_optimiser_seeds(train,
 
 def test_k_is_tuned_on_its_grid(train, fit_ctx, monkeypatch):
     """k_step: every K evaluated is low + i * k_step (or high); one mixture per grid point."""
-    from synthesizers import bale_quick as bq
+    from holdbench.synthesizers import bale_quick as bq
 
     fitted = []
 
@@ -355,7 +355,7 @@ def test_mnl_path_is_sklearn_warm_started_path_in_any_request_order():
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import PolynomialFeatures, StandardScaler
 
-    from synthesizers._bq_models import MNLPath
+    from holdbench.synthesizers._bq_models import MNLPath
 
     rng = np.random.default_rng(3)
     x = rng.normal(size=(400, 3))
@@ -386,7 +386,7 @@ def test_mnl_path_is_sklearn_warm_started_path_in_any_request_order():
 def test_mnl_grid_fits_each_path_point_once(train, fit_ctx, monkeypatch):
     """With c_grid, every saga fit of a fit() is one (column, grid point), fitted once: at most
     c_grid fits per column over 2 x 5 evaluations; the same seed gives the same data."""
-    from synthesizers import _bq_models
+    from holdbench.synthesizers import _bq_models
 
     fits = []
     real = _bq_models._fit_logit
@@ -408,7 +408,7 @@ def test_mnl_grid_fits_each_path_point_once(train, fit_ctx, monkeypatch):
 
 
 def test_tuning_scores_each_set_against_the_same_sample_of_t(train, fit_ctx, monkeypatch):
-    from metrics import pmse
+    from holdbench.metrics import pmse
 
     seen = []
     real = pmse.pmse_ratio

@@ -1,4 +1,4 @@
-"""Bale & Quick's tuning (synthesizers.bale_quick): tuning sets of |T| rows (c = 1/2), the
+"""Bale & Quick's tuning (holdbench.synthesizers.bale_quick): tuning sets of |T| rows (c = 1/2), the
 objective's pMSE form, re-scoring the best few on new sets, fresh or common seeds, the class
 defaults against the YAML, the saga logit's non-deprecated L1 form.
 
@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synthesizers.bale_quick import BQMNL, BQCart
+from holdbench.synthesizers.bale_quick import BQMNL, BQCart
 
 TINY = {"k_range": (2, 6), "init_points": 2, "n_iter": 1, "optimizer_seeds": 1, "m": 1, "pmse_degree": 2,
         "leaf_range": (10, 60), "rescore_top": 2, "rescore_sets": 2}
@@ -23,7 +23,7 @@ TINY = {"k_range": (2, 6), "init_points": 2, "n_iter": 1, "optimizer_seeds": 1, 
 
 def _spy_pmse(monkeypatch) -> list:
     """Record (|T|, |S|, score, S) of every pMSE ratio the tuning computes."""
-    from metrics import pmse
+    from holdbench.metrics import pmse
 
     seen = []
     real = pmse.pmse_ratio
@@ -121,7 +121,7 @@ def test_rescoring_off_keeps_the_search_best(train, fit_ctx):
 
 def _first_draws(monkeypatch) -> list:
     """The generator state each synthetic set starts from, in call order."""
-    from synthesizers import bale_quick as bq
+    from holdbench.synthesizers import bale_quick as bq
 
     draws = []
     real = bq.generate
@@ -198,7 +198,7 @@ def test_saga_l1_is_the_old_penalty_l1_without_a_future_warning():
     scikit-learn 1.8 deprecates) on a small case, differs from L2, and warns nothing."""
     from sklearn.linear_model import LogisticRegression
 
-    from synthesizers._bq_models import _saga
+    from holdbench.synthesizers._bq_models import _saga
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(300, 4))

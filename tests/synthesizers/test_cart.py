@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark.config import build_synthesizer, synthesizer_config
-from contracts.schema import Schema
-from synthesizers._cart_tree import rpart_leaf_map
-from synthesizers._rconvert import r_unavailable_reason
-from synthesizers.base import FitContext
+from holdbench.benchmark.config import build_synthesizer, synthesizer_config
+from holdbench.contracts.schema import Schema
+from holdbench.synthesizers._cart_tree import rpart_leaf_map
+from holdbench.synthesizers._rconvert import r_unavailable_reason
+from holdbench.synthesizers.base import FitContext
 
 
 def mixed_table(n: int = 300, seed: int = 0) -> pd.DataFrame:

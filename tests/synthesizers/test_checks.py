@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark.checks import UNPARSEABLE_ATTR, SynthesizerOutputError, check_output
+from holdbench.benchmark.cell.checks import UNPARSEABLE_ATTR, SynthesizerOutputError, check_output
 
 
 def _raw(train: pd.DataFrame) -> pd.DataFrame:

@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark.config import build_synthesizer, synthesizer_config
-from contracts.schema import Schema
-from synthesizers.base import FitContext
-from benchmark.checks import check_output
-from synthesizers.flip import Flip
+from holdbench.benchmark.config import build_synthesizer, synthesizer_config
+from holdbench.contracts.schema import Schema
+from holdbench.synthesizers.base import FitContext
+from holdbench.benchmark.cell.checks import check_output
+from holdbench.synthesizers.flip import Flip
 
 LEVELS = [f"flip{k}0" for k in range(1, 10)]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from benchmark.config import build_synthesizer, synthesizer_config
-from contracts.schema import Schema
-from synthesizers.base import FitContext
-from benchmark.checks import UNPARSEABLE_ATTR, SynthesizerOutputError, check_output
-from synthesizers.external import ExternalFiles
+from holdbench.benchmark.config import build_synthesizer, synthesizer_config
+from holdbench.contracts.schema import Schema
+from holdbench.synthesizers.base import FitContext
+from holdbench.benchmark.cell.checks import UNPARSEABLE_ATTR, SynthesizerOutputError, check_output
+from holdbench.synthesizers.external import ExternalFiles
 
 # -- holdout -------------------------------------------------------------------------
 

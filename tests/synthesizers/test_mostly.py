@@ -17,11 +17,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark.checks import check_output
-from benchmark.config import build_synthesizer, synthesizer_config
-from synthesizers import mostly
-from synthesizers.base import SynthesizerUnavailable
-from synthesizers.mostly import (
+from holdbench.benchmark.cell.checks import check_output
+from holdbench.benchmark.config import build_synthesizer, synthesizer_config
+from holdbench.synthesizers import mostly
+from holdbench.synthesizers.base import SynthesizerUnavailable
+from holdbench.synthesizers.mostly import (
     MostlyAI,
     cache_env,
     digits_for_binned,

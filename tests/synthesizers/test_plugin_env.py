@@ -1,4 +1,4 @@
-"""contracts.plugin_env: finding, checking and calling a plug-in's isolated interpreter."""
+"""holdbench.contracts.plugin_env: finding, checking and calling a plug-in's isolated interpreter."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from contracts import plugin_env
-from contracts.plugin_env import MISSING_EXIT, SETTINGS_EXIT, PluginEnv, requirements_sha256, run_worker
+from holdbench.contracts import plugin_env
+from holdbench.contracts.plugin_env import MISSING_EXIT, SETTINGS_EXIT, PluginEnv, requirements_sha256, run_worker
 
 
 def _fake_env(tmp_path: Path, monkeypatch, packages=("libx",)) -> PluginEnv:

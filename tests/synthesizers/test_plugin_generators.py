@@ -9,11 +9,11 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from benchmark.config import build_synthesizer, synthesizer_config
-from contracts import plugin_env
-from synthesizers.base import SynthesizerUnavailable
-from synthesizers.dp import MST, PrivBayes
-from synthesizers.forest import ARF, ForestDiffusion
+from holdbench.benchmark.config import build_synthesizer, synthesizer_config
+from holdbench.contracts import plugin_env
+from holdbench.synthesizers.base import SynthesizerUnavailable
+from holdbench.synthesizers.dp import MST, PrivBayes
+from holdbench.synthesizers.forest import ARF, ForestDiffusion
 
 GENERATORS = {"mst_eps1": "dp", "privbayes_eps1": "dp", "arf": "forest", "forest_flow": "forest", "forest_vp": "forest"}
 

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from contracts.schema import Schema, SchemaError
-from synthesizers._rconvert import from_r, r_unavailable_reason, to_r
+from holdbench.contracts.schema import Schema, SchemaError
+from holdbench.synthesizers._rconvert import from_r, r_unavailable_reason, to_r
 
 pytestmark = [
     pytest.mark.needs_r,

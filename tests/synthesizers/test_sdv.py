@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 import torch
 
-from benchmark.checks import check_output
-from benchmark.config import build_synthesizer, synthesizer_config
-from synthesizers import sdv as sdv_wrappers
-from synthesizers._seeding import single_thread
-from synthesizers.base import FitContext
+from holdbench.benchmark.cell.checks import check_output
+from holdbench.benchmark.config import build_synthesizer, synthesizer_config
+from holdbench.synthesizers import sdv as sdv_wrappers
+from holdbench.synthesizers._seeding import single_thread
+from holdbench.synthesizers.base import FitContext
 
 SDV_NAMES = ("gaussian_copula", "ctgan", "tvae", "copulagan")
 
@@ -134,8 +134,8 @@ import sys, hashlib
 import pandas as pd
 sys.path.insert(0, sys.argv[1])
 from conftest import make_table, SCHEMA
-from benchmark.config import build_synthesizer, synthesizer_config
-from synthesizers.base import FitContext
+from holdbench.benchmark.config import build_synthesizer, synthesizer_config
+from holdbench.synthesizers.base import FitContext
 for name in ("gaussian_copula", "ctgan"):
     synth = build_synthesizer(synthesizer_config(name, preset="smoke"))
     synth.fit(make_table(600, seed=1), FitContext(SCHEMA, 7, "mixed"))
@@ -215,7 +215,7 @@ def test_default_config_keeps_sdv_2_defaults(name, train, schema):
 
 def _zero_inflated(n=200, seed=0):
     """70% zeros in both numeric columns, like online-shoppers' durations or adult's capital-gain."""
-    from contracts.schema import Schema
+    from holdbench.contracts.schema import Schema
 
     schema = Schema.from_mapping("zi", {"visits": {"kind": "numeric", "dtype": "int"},
                                         "spend": {"kind": "numeric", "dtype": "float"},

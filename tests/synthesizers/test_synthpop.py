@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark.config import build_synthesizer, synthesizer_config
-from contracts.schema import Schema
-from synthesizers import _rconvert
-from synthesizers.base import FitContext, SynthesizerUnavailable
+from holdbench.benchmark.config import build_synthesizer, synthesizer_config
+from holdbench.contracts.schema import Schema
+from holdbench.synthesizers import _rconvert
+from holdbench.synthesizers.base import FitContext, SynthesizerUnavailable
 
 R_REASON = _rconvert.r_unavailable_reason()
 SYNTHPOP_REASON = _rconvert.r_unavailable_reason(["synthpop"])
@@ -198,9 +198,9 @@ PAPER_R_SEEDS = {"adult": 161401295, "bank-marketing": 825411274, "credit-defaul
 @pytest.mark.parametrize("dataset", ["online-shoppers", "adult"])
 def test_real_synthpop_reproduces_the_published_file(dataset, shared_data):
     """SPEC §6: syn(T, k = 50000, seed = the paper's draw) on the paper's T gives the published file."""
-    from benchmark.data import dataset_schema
-    from benchmark.split import provided_split
-    from tests.perf.check_synthpop_exact import differences
+    from holdbench.benchmark.data.tables import dataset_schema
+    from holdbench.benchmark.data.split import provided_split
+    from scripts.reference.check_synthpop_exact import differences
 
     paper = shared_data / "paper_study"
     schema = dataset_schema(dataset)
@@ -237,8 +237,8 @@ def test_a_partial_visit_sequence_is_refused_before_r_is_asked(monkeypatch, sequ
 
 
 def test_a_partial_visit_sequence_is_refused_when_the_study_is_read():
-    from benchmark.config import ConfigError
-    from benchmark.study import load_study
+    from holdbench.benchmark.config import ConfigError
+    from holdbench.benchmark.workflow.study import load_study
 
     with pytest.raises(ConfigError, match=r"visit_sequence leaves out column\(s\) \['region'"):
         load_study("demo", ["synthesizers=[synthpop]", "params.synthpop.visit_sequence=[age,income]"])
@@ -255,7 +255,7 @@ def test_a_partial_visit_sequence_is_refused_when_the_study_is_read():
 def test_a_synthpop_that_cannot_load_is_told_from_one_not_installed(monkeypatch, state, expected):
     """Under a low memory limit an installed synthpop fails to load: that is an out-of-memory
     (MemoryError -> `oom`), not "synthpop not installed" (`skipped`)."""
-    import synthesizers.synthpop as sp
+    import holdbench.synthesizers.synthpop as sp
 
     def fails(names=()):
         raise SynthesizerUnavailable("R package(s) ['synthpop'] not installed: in R run install.packages")
@@ -274,7 +274,7 @@ def test_a_synthpop_that_cannot_load_is_told_from_one_not_installed(monkeypatch,
 @pytest.mark.skipif(R_REASON is None and SYNTHPOP_REASON is None, reason="synthpop is installed here")
 @pytest.mark.skipif(R_REASON is not None, reason="rpy2/R not installed")
 def test_synthpop_state_says_not_installed_where_it_is_not():
-    import synthesizers.synthpop as sp
+    import holdbench.synthesizers.synthpop as sp
 
     assert sp._synthpop_state() == (False, None)
 

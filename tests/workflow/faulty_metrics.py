@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from metrics.registry import EvalData, MetricFamily, metric
+from holdbench.metrics.registry import EvalData, MetricFamily, metric
 
 #: while this environment variable is "1", Toggle cannot run (as anonymeter without its venv)
 MISSING_ENV = "HOLDBENCH_TEST_TOGGLE_MISSING"

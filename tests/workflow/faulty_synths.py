@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from synthesizers.base import FitContext, Synthesizer
+from holdbench.synthesizers.base import FitContext, Synthesizer
 
 
 def _note_pid(mode: str, pid: int) -> None:

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from tests.workflow.helpers import make_conf
-from tests.workflow.test_reliability import _env, _study
+from tests.workflow.test_no_silent_mixing import _env, _study
 
 #: the demo study's synthesizers by how long their fits take (the expectation, not read from the configs)
 CHEAP = {"gaussian_copula", "cart", "flip10", "flip50", "flip90", "holdout"}
@@ -21,7 +21,7 @@ EXPENSIVE = {"ctgan", "tvae", "copulagan"}
 
 
 def _holdbench(tmp_path, env, *argv, timeout=600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "benchmark.cli", *argv], cwd=tmp_path, env=env,
+    return subprocess.run([sys.executable, "-m", "holdbench.benchmark.cli", *argv], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
@@ -61,7 +61,7 @@ def test_dry_run_puts_cheap_cells_first_and_collect_declares_only_its_marker(tmp
 def test_run_schedules_cheap_cells_first_and_keeps_snakemake_in_its_log(tmp_path):
     # the expensive one listed first: without priorities Snakemake would be free to start it first
     conf = make_conf(tmp_path, {"order": _study("order", ["flip_costly", "holdout", "flip10"], seeds=(0, 1))},
-                     {"flip_costly": "_target_: synthesizers.flip.Flip\ncost: expensive\np: 0.5\npresets:\n"
+                     {"flip_costly": "_target_: holdbench.synthesizers.flip.Flip\ncost: expensive\np: 0.5\npresets:\n"
                                      "  smoke: {}\n"})
     proc = _holdbench(tmp_path, _env(tmp_path, conf), "run", "order", "--no-track", "--cores", "1")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

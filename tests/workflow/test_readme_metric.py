@@ -10,7 +10,7 @@ import sys
 import pandas as pd
 import pytest
 
-from metrics import evaluate, paper_families
+from holdbench.metrics import evaluate, paper_families
 from tests.workflow.helpers import env_for, jobs_run, make_conf, run_study
 from tests.workflow.test_readme_example import _block
 

@@ -44,15 +44,15 @@ def test_sharded_study_equals_unsharded_byte_for_byte(tmp_path):
 
 @pytest.mark.parametrize("value", ["0", "-2", "2.5", "3.0", "true"])
 def test_bad_evaluate_shards_is_refused(value):
-    from benchmark.config import ConfigError
-    from benchmark.study import load_study
+    from holdbench.benchmark.config import ConfigError
+    from holdbench.benchmark.workflow.study import load_study
 
     with pytest.raises(ConfigError, match="evaluate_shards"):
         load_study("demo", [f"evaluate_shards={value}"])
 
 
 def test_evaluate_shards_defaults_to_one():
-    from benchmark.study import load_study
+    from holdbench.benchmark.workflow.study import load_study
 
     assert load_study("demo").evaluate_shards == 1
     assert load_study("demo", ["evaluate_shards=4"]).evaluate_shards == 4

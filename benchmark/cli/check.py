@@ -1,0 +1,276 @@
+"""`holdbench check`: D2.2 quality gates on a study's cells or on three files; non-zero on a failure.
+
+    holdbench check paper_published                          every cell of a study
+    holdbench check paper_published --cell adult/seed0/ctgan  one cell (repeatable)
+    holdbench check --train T.csv --holdout H.csv --synthetic S.csv
+    ... --gates conf/gates/release.yaml  (or a name under conf/gates/; default: default)
+
+Exit status: 0 when no target fails, 1 when one does (with --strict also when a target could
+not be judged), 2 for a usage error (unknown study, cell, gates file or metric).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from holdbench.benchmark.cli._pairs import (
+    add_pair_arguments,
+    check_pair_args,
+    evaluate_pairs,
+    pair_files,
+    pair_mode,
+)
+from holdbench.benchmark.outputs.results import study_dir, unfinished_cells
+from holdbench.benchmark.layout import canonical
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "check",
+        help="quality gates (ANITA D2.2) on a study's cells or on three files; exit 1 on a failure",
+        description="Judge cells against the targets of a gates file (conf/gates/default.yaml: S's DCR and "
+                    "NNDR to T not systematically smaller than the holdout's, and the DCR share interval; "
+                    "add thresholds on any registry metric). Prints target, value, threshold and verdict; "
+                    "exits 1 when a target fails, so a pipeline can stop a release.",
+    )
+    p.add_argument("study", nargs="?", help="a study name (results/<study>) or a study directory")
+    p.add_argument("--cell", action="append", default=[], metavar="DATASET/seedK/SYNTHESIZER",
+                   help="check only this cell, e.g. adult/seed0/ctgan (repeatable)")
+    p.add_argument("--gates", help="conf/gates/<name>.yaml or a path (default: default; sequential for a "
+                                   "sequential study or subject + event pairs)")
+    p.add_argument("--strict", action="store_true", help="a target that cannot be judged (n/a) fails too")
+    p.add_argument("--out", help="write the verdict table to this CSV file")
+    p.add_argument("--train", help="training table T (file mode, with --holdout and --synthetic)")
+    p.add_argument("--holdout", help="holdout table H (file mode)")
+    p.add_argument("--synthetic", help="synthetic table S (file mode)")
+    p.add_argument("--dataset", help="file mode: column kinds and roles from this dataset's config")
+    p.add_argument("--metrics", help="file mode: metrics config conf/metrics/<name>.yaml (default: default; "
+                                     "sequential for subject + event pairs)")
+    add_pair_arguments(p)
+    p.add_argument("--skip", action="append", default=[], metavar="FAMILY",
+                   help="file mode: leave out a metric family of the config (repeatable)")
+    p.set_defaults(func=run)
+    return p
+
+
+_SEED = re.compile(r"^(?:seed)?(\d+)$")
+
+
+def cell_key(text: str, study: str, have) -> tuple[str, str, int] | None:
+    """(dataset, synthesizer, seed) of the cell `text` names, in any of its spellings: the canonical
+    DATASET/seedK/SYNTHESIZER (its directory under results/<study>/, the name in the run's progress
+    lines), with or without the study in front (the report's and status.json's cell id), and
+    DATASET/SYNTHESIZER/seedK or DATASET/SYNTHESIZER/K (older MLflow run names and examples).
+    None when no cell of `have` (keys (dataset, synthesizer, seed)) has that name."""
+    parts = text.strip().strip("/").split("/")
+    if len(parts) == 4 and parts[0] == study:
+        parts = parts[1:]
+    if len(parts) != 3:
+        return None
+    dataset, a, b = parts
+    for seed_part, synth in ((a, b), (b, a)):
+        m = _SEED.match(seed_part)
+        if m and (dataset, synth, int(m.group(1))) in have:
+            return dataset, synth, int(m.group(1))
+    return None
+
+
+def _example(have) -> str:
+    return canonical(*next(iter(have))) if have else "adult/seed0/ctgan"
+
+
+def _select(results, wanted: list[str]):
+    """StudyResults restricted to the --cell selection (all cells when none is given)."""
+    if not wanted:
+        return results
+    from dataclasses import replace
+
+    have = {(c.dataset, c.synthesizer, c.seed): c for c in results.cells}
+    keys, missing = [], []
+    for text in wanted:
+        key = cell_key(text, results.name, have)
+        if key is None:
+            missing.append(text)
+        else:
+            keys.append(key)
+    if missing:
+        raise ValueError(f"--cell: no cell {', '.join(missing)} in study {results.name!r} (a cell is named "
+                         f"DATASET/seedK/SYNTHESIZER, its directory under results/{results.name}/, e.g. "
+                         f"{_example(have)}; DATASET/SYNTHESIZER/K and DATASET/SYNTHESIZER/seedK work too)")
+    cells = [have[k] for k in dict.fromkeys(keys)]
+    return replace(results, cells=cells)
+
+
+
+
+def _unfinished(results, selected: bool):
+    """(results without the interrupted cells, the lines naming them and the cells that never ran).
+
+    An interrupted cell (a directory without status.json: its job was stopped) and a never-run cell
+    (declared by study.json, no directory) are not failures of the synthesizer: they are left out of
+    the verdicts and named, with the command that finishes them."""
+    from dataclasses import replace
+
+    interrupted, never = unfinished_cells(results)
+    if selected:
+        never = []
+    lines = []
+    if interrupted:
+        lines.append(f"{len(interrupted)} cell(s) interrupted (stopped before they finished; not judged): "
+                     + ", ".join(canonical(c.dataset, c.synthesizer, c.seed) for c in interrupted))
+    if never:
+        lines.append(f"{len(never)} cell(s) never ran: " + ", ".join(never[:20]) + (" ..." if len(never) > 20 else ""))
+    if lines:
+        lines.append(f"finish them with the same command: holdbench run {results.name}")
+    gone = {id(c) for c in interrupted}
+    kept = [c for c in results.cells if id(c) not in gone]
+    return replace(results, cells=kept), ["", *lines] if lines else []
+
+
+def _file_results(args: argparse.Namespace, gates):
+    """A one-cell StudyResults from evaluating three files, as `holdbench evaluate` would."""
+    from holdbench.benchmark.config import build_metric_families, check_metrics_config, load_group, to_container
+    from holdbench.contracts.io import read_table
+    from holdbench.metrics.evaluate import evaluate, kinds_from_dtypes
+    from holdbench.metrics.registry import specs_of
+
+    sequential = pair_mode(args)
+    if sequential:
+        check_pair_args(args, ("train", "holdout", "synthetic"))
+    elif not (args.train and args.holdout and args.synthetic):
+        raise ValueError("file mode needs --train, --holdout and --synthetic, or the subject + event pairs "
+                         "--train-subjects, --train-events, ... (or name a study)")
+    args.metrics = args.metrics or ("sequential" if sequential else "default")
+    cfg = to_container(load_group("metrics", args.metrics))
+    check_metrics_config(args.metrics, cfg)
+    present = {k: v for k, v in (cfg.get("families") or {}).items() if v is not None}
+    unknown = sorted(set(args.skip) - set(present))
+    if unknown:
+        raise ValueError(f"--skip: no metric family {unknown} in metrics config {args.metrics!r} "
+                         f"(has: {sorted(present)})")
+    cfg["families"] = {k: v for k, v in present.items() if k not in set(args.skip)}
+    if not cfg["families"]:
+        raise ValueError("every metric family was skipped: nothing to compute")
+    families = build_metric_families(cfg)
+    from holdbench.benchmark.cli.evaluate import check_family_kinds
+
+    check_family_kinds(args.metrics, families, sequential)
+    specs = [spec for f in families for spec in specs_of(f.result_type)]
+    from holdbench.benchmark.outputs.gates import check_metrics
+
+    check_metrics(gates, specs)  # a misspelt metric fails before the (slow) evaluation
+    if sequential:
+        _, res = evaluate_pairs(args, families, cfg)
+        return _one_cell(args.dataset, Path(args.synthetic_events), res, specs, "sequential")
+    train, holdout, synthetic = (read_table(p) for p in (args.train, args.holdout, args.synthetic))
+    roles: dict = {}
+    if args.dataset:
+        from holdbench.benchmark.data.tables import dataset_schema
+
+        schema = dataset_schema(args.dataset)
+        kinds = schema.kinds
+        roles = {"target": getattr(schema, "target", None), "sensitive": getattr(schema, "sensitive", None),
+                 "quasi_identifiers": tuple(getattr(schema, "quasi_identifiers", ()) or ())}
+    else:
+        kinds = kinds_from_dtypes(train)
+    res = evaluate(train, holdout, synthetic, kinds, families=families, n_jobs=int(cfg.get("n_jobs", 1)),
+                   seed=int(cfg.get("seed", 0)), **roles)
+    return _one_cell(args.dataset, Path(args.synthetic), res, specs, "flat")
+
+
+def _one_cell(dataset: str | None, synthetic: Path, res, specs: list, kind: str):
+    """A one-cell StudyResults of an evaluation of files (named after the synthetic file)."""
+    from holdbench.benchmark.layout import StudyLayout
+    from holdbench.benchmark.outputs.results import Cell, StudyResults, cells_table
+
+    name = synthetic.name
+    cell = Cell("files", dataset or "files", name, 0, synthetic.parent,
+                {"status": "ok", "reason": "", "holdout_rule": False}, res.to_dict(), res.artifacts())
+    study = {"name": "files", "datasets": [cell.dataset], "synthesizers": [name], "seeds": [0], "kind": kind}
+    return StudyResults(StudyLayout(Path(".")), study, [cell], cells_table([cell]), specs)
+
+
+def _fmt(value: float, signed: bool) -> str:
+    """A test's effect with its sign; a metric's value as it is."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if signed:
+        return f"{value:+.4f}"
+    return f"{value:.4f}" if abs(value) < 10 else f"{value:.4g}"
+
+
+def render(table: pd.DataFrame) -> str:
+    """The verdict table as fixed-width text: cell, target, value, threshold, verdict, detail."""
+    rows = [("cell", "target", "value", "threshold", "verdict", "detail")]
+    for _, r in table.iterrows():
+        rows.append((canonical(r["dataset"], r["synthesizer"], r["seed"]), str(r["target"]), _fmt(r["value"], not math.isnan(r["pvalue"])),
+                     str(r["threshold"]), str(r["verdict"]), str(r["detail"])))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:5], widths)) + "  " + row[5] for row in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from holdbench.benchmark.outputs.gates import (
+        DEFAULT_GATES,
+        FAIL,
+        NA,
+        PASS,
+        cell_verdicts,
+        default_gates,
+        load_gates,
+        verdicts,
+    )
+
+    file_mode = any((args.train, args.holdout, args.synthetic)) or pair_mode(args)
+    if file_mode and args.study:
+        raise ValueError("name a study or give --train/--holdout/--synthetic (or the pairs), not both")
+    if not file_mode and not args.study:
+        raise ValueError("name a study (holdbench check <study>) or give --train, --holdout and --synthetic "
+                         "(or the subject + event pairs --train-subjects, --train-events, ...)")
+    if file_mode and args.cell:
+        raise ValueError("--cell selects cells of a study; it does not apply to --train/--holdout/--synthetic")
+    from holdbench.benchmark.cli.evaluate import check_out
+
+    inputs = pair_files(args) if pair_mode(args) else [args.train, args.holdout, args.synthetic]
+    check_out(args.out, [p for p in inputs if p], what="CSV file")
+    unfinished: list[str] = []
+    if file_mode:
+        gates = load_gates(args.gates or DEFAULT_GATES["sequential" if pair_mode(args) else "flat"])
+        results = _file_results(args, gates)
+    else:
+        from holdbench.benchmark.outputs.results import load_results
+
+        results = load_results(study_dir(args.study))
+        gates = load_gates(args.gates or default_gates(results.study))
+        results = _select(results, args.cell)
+        results, unfinished = _unfinished(results, bool(args.cell))
+    table = verdicts(results, gates)
+    print(f"holdbench check: {gates.source} on {len(results.cells)} cell(s) of {results.name}")
+    print(render(table))
+    if args.out:
+        from holdbench.contracts.io import write_csv
+
+        write_csv(args.out, table)
+    per_cell = cell_verdicts(table)
+    counts = {v: int((per_cell["verdict"] == v).sum()) for v in (PASS, FAIL, NA)}
+    judged = table[~table["reference"].astype(bool)]
+    unjudged = int((judged["verdict"] == NA).sum())
+    failed = int((judged["verdict"] == FAIL).sum()) + (unjudged if args.strict else 0)
+    print(f"\n{len(per_cell)} cell(s): {counts[PASS]} pass, {counts[FAIL]} FAIL, {counts[NA]} n/a"
+          + (f"; {unjudged} target(s) n/a count as failures (--strict)" if args.strict and unjudged else ""))
+    for line in unfinished:
+        print(line)
+    if unfinished and args.strict:
+        failed += 1
+        print("unfinished cells count as failures (--strict)")
+    if failed:
+        print("quality gates FAILED", file=sys.stderr)
+        return 1
+    return 0
