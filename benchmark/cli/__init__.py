@@ -65,6 +65,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"holdbench {args.command}: error: {exc}", file=sys.stderr)
         return 2
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,7 +1,7 @@
 """Cold start of one `holdbench evaluate` job against a pandas groupby baseline (issue 15, item 4).
 
 What is timed, each run in the same loop so that machine load hits both alike:
-  CLI       `python -m holdbench.benchmark.cli evaluate --metrics paper --skip privacy` on credit-default
+  CLI       `python -m holdbench evaluate --metrics paper --skip privacy` on credit-default
             (T, H, the paper's synthpop S): a fresh process each time, so it pays every import,
             numba's cache load, CSV reading, the discretisation and F1-F3 of S and of H.
   baseline  in this process, tables already read: holdbench.metrics._discretise.Discretiser codes for
@@ -68,7 +68,7 @@ def child_env() -> dict[str, str]:
 
 
 def cli_command(files: dict[str, Path], out: Path, extra: tuple[str, ...] = ()) -> list[str]:
-    return [sys.executable, *extra, "-m", "holdbench.benchmark.cli", "evaluate", "--metrics", "paper", "--skip", "privacy",
+    return [sys.executable, *extra, "-m", "holdbench", "evaluate", "--metrics", "paper", "--skip", "privacy",
             "--train", str(files["trn"]), "--holdout", str(files["val"]), "--synthetic", str(files["syn"]),
             "--out", str(out)]
 

@@ -21,7 +21,7 @@ EXPENSIVE = {"ctgan", "tvae", "copulagan"}
 
 
 def _holdbench(tmp_path, env, *argv, timeout=600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "holdbench.benchmark.cli", *argv], cwd=tmp_path, env=env,
+    return subprocess.run([sys.executable, "-m", "holdbench", *argv], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 

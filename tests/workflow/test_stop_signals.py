@@ -22,7 +22,7 @@ def test_stop_prints_one_line_and_resumes(tmp_path, sig):
     conf = make_conf(tmp_path, {"halt": _study("halt", ["flip10", "faulty_slow"])}, {"faulty_slow": _faulty("slow")})
     root = tmp_path / "results" / "halt"
     argv = ["run", "halt", "--no-track", "--cores", "2"]
-    cmd = [sys.executable, "-m", "holdbench.benchmark.cli", *argv]
+    cmd = [sys.executable, "-m", "holdbench", *argv]
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=_env(tmp_path, conf, HOLDBENCH_TEST_SLOW="600"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -56,7 +56,7 @@ def test_a_run_started_with_sigint_ignored_still_stops_on_sigint(tmp_path):
     conf = make_conf(tmp_path, {"halt": _study("halt", ["faulty_slow", "faulty_slow2"])},
                      {"faulty_slow": _faulty("slow"), "faulty_slow2": _faulty("slow")})
     root = tmp_path / "results" / "halt"
-    cmd = [sys.executable, "-m", "holdbench.benchmark.cli", "run", "halt", "--no-track", "--cores", "1"]
+    cmd = [sys.executable, "-m", "holdbench", "run", "halt", "--no-track", "--cores", "1"]
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=_env(tmp_path, conf, HOLDBENCH_TEST_SLOW="600"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
