@@ -1,6 +1,6 @@
 """Column schema of a dataset: the contract between loaders, synthesizers and metrics.
 
-`kind` is what the metrics see (SPEC §1: pandas' read_csv dtype of T decides, so
+`kind` is what the metrics see (docs/definitions/paper.md §1: pandas' read_csv dtype of T decides, so
 bools and integer codes are numeric); `model_kind` is what a synthesizer should model
 a column as (the paper gave SDV credit-default's SEX/EDUCATION/MARRIAGE as categorical).
 `dtype` is the canonical pandas storage: int, float, bool or str.
@@ -54,7 +54,7 @@ class Schema:
     """The prediction target (utility metrics)."""
     n_rows: int | None = field(default=None, compare=False)
     sensitive: str | None = None
-    """A binary sensitive attribute (attribute disclosure, SPEC §8)."""
+    """A binary sensitive attribute (attribute disclosure, docs/definitions/bale-quick.md §8)."""
     quasi_identifiers: tuple[str, ...] = ()
     """Columns an attacker is assumed to know about a target (attribute disclosure)."""
 
@@ -119,7 +119,7 @@ class Schema:
     def infer(cls, name: str, df: pd.DataFrame, target: str | None = None,
               overrides: Mapping[str, Mapping[str, str]] | None = None, sensitive: str | None = None,
               quasi_identifiers: tuple[str, ...] | list[str] = ()) -> Schema:
-        """Kinds as the paper decided them (SPEC §1): object -> categorical, else numeric."""
+        """Kinds as the paper decided them (docs/definitions/paper.md §1): object -> categorical, else numeric."""
         spec: dict[str, dict[str, str]] = {}
         for col in df.columns:
             s = df[col]

@@ -1,4 +1,4 @@
-"""Encoding and per-target scores of the membership-inference attacks (SPEC §9).
+"""Encoding and per-target scores of the membership-inference attacks (docs/definitions/attacks.md §9).
 
 Everything the attacker fits uses only what an attacker holds: the synthetic data S and the
 reference population R. The targets are encoded with R∪S's statistics and never inform them.

@@ -1,4 +1,4 @@
-"""Turning mixed-type columns into small integer codes (SPEC §3.1 and §4.1).
+"""Turning mixed-type columns into small integer codes (docs/definitions/paper.md §3.1 and §4.1).
 
 Every metric works on codes: fidelity on T-fitted buckets (one discretiser per k),
 privacy on buckets of the concatenation T∪H∪S. Coercion is forgiving on purpose:
@@ -127,7 +127,7 @@ class ColumnBuckets:
 
 
 class Discretiser:
-    """Buckets of every column learned on T with cap c (SPEC §3.1)."""
+    """Buckets of every column learned on T with cap c (docs/definitions/paper.md §3.1)."""
 
     def __init__(self, train: pd.DataFrame, kinds: Mapping[str, str], c: int):
         self.c = c
@@ -201,7 +201,7 @@ def transform_all(discretisers: Sequence[Discretiser], df: pd.DataFrame) -> list
 
 def distance_codes(frames: Sequence[pd.DataFrame], kinds: Mapping[str, str],
                    n_bins: int = 100) -> list[np.ndarray]:
-    """Codes for the Hamming distance (SPEC §4.1), one (n_columns, n_rows) array per frame.
+    """Codes for the Hamming distance (docs/definitions/paper.md §4.1), one (n_columns, n_rows) array per frame.
 
     Numeric columns: n_bins quantile bins of the concatenation of all frames; categorical
     columns: every distinct label. Missing is a value of its own in both.

@@ -1,4 +1,4 @@
-"""Anonymeter's singling-out, linkability and inference risks (SPEC §9), run in an isolated interpreter.
+"""Anonymeter's singling-out, linkability and inference risks (docs/definitions/attacks.md §9), run in an isolated interpreter.
 
 anonymeter 1.1.0 pins numpy < 1.27 and cannot live in holdbench's environment (numpy 2), so
 it is installed in its own virtual environment and driven through a subprocess:

@@ -1,4 +1,4 @@
-"""Membership-inference attack panel (SPEC §9): family `attacks`, result `AttackResult`.
+"""Membership-inference attack panel (docs/definitions/attacks.md §9): family `attacks`, result `AttackResult`.
 
 Targets. n = min(n_targets, |T|, ⌊|H|/2⌋) members, a seeded sample of T, and n non-members,
 a seeded sample of H; the attacker's reference population R is the rest of H (|R| = |H| − n
@@ -74,7 +74,7 @@ def _tpr(a: str, alpha: float) -> float:
 
 @dataclass(frozen=True)
 class AttackResult:
-    """Membership-inference attacks (SPEC §9): AUC 0.5 and TPR = FPR are ideal; NaN on the holdout row."""
+    """Membership-inference attacks (docs/definitions/attacks.md §9): AUC 0.5 and TPR = FPR are ideal; NaN on the holdout row."""
 
     mia_auc_max: float = metric(
         "MIA AUC (max over attacks)", "attack", direction="ideal", ideal=0.5, headline=True,
@@ -204,7 +204,7 @@ def split_targets(n_train: int, n_holdout: int, n_targets: int, seed: int
 
 
 class MembershipInference(MetricFamily):
-    """Membership-inference attacks on S with H as the non-member population (SPEC §9)."""
+    """Membership-inference attacks on S with H as the non-member population (docs/definitions/attacks.md §9)."""
 
     name = "attacks"
     result_type = AttackResult
@@ -244,7 +244,7 @@ class MembershipInference(MetricFamily):
         start = time.perf_counter()
         if data.holdout_row:
             return _empty(self.attacks, "undefined for the holdout reference row: S is H, so the non-member "
-                                        "targets are records of S (SPEC §9)", time.perf_counter() - start)
+                                        "targets are records of S (docs/definitions/attacks.md §9)", time.perf_counter() - start)
         train = data.train
         _check_columns(train, data.holdout, data.synthetic, data.kinds)
         holdout, synthetic = data.holdout[list(train.columns)], data.synthetic[list(train.columns)]

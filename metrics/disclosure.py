@@ -1,4 +1,4 @@
-"""Attribute disclosure in Bale & Quick's form, calibrated on the holdout (SPEC §8).
+"""Attribute disclosure in Bale & Quick's form, calibrated on the holdout (docs/definitions/bale-quick.md §8).
 
 For a target record r and a radius delta, r's synthetic neighbours are the S records within
 Euclidean delta of r on the continuous quasi-identifiers (standardised with S's mean and SD)
@@ -15,7 +15,7 @@ Two forms, reported side by side (the neighbour counts are computed once for bot
   targets at each delta (the curve's max_ratio) and its maximum over delta. The holdout
   calibration of this form takes every record of H as a target, with the same prior (T's share).
 
-Choices the SPEC leaves open, fixed here:
+Choices the definitions leave open, fixed here:
 - A value with prior 0 (absent from S, or from T for Bale & Quick's prior) has share 0 among the
   neighbours too, and its ratio is taken as 1 (the attacker learns nothing about it).
 - S's SD is the population SD (ddof 0, as sklearn's StandardScaler); a constant (or all-missing)

@@ -33,7 +33,7 @@ def size_warning(n_train: int, n_holdout: int) -> str | None:
 
 
 def kinds_from_dtypes(df: pd.DataFrame) -> dict[str, str]:
-    """Metric kinds as the paper decided them (SPEC §1): object/string -> categorical, else numeric."""
+    """Metric kinds as the paper decided them (docs/definitions/paper.md §1): object/string -> categorical, else numeric."""
     out = {}
     for col in df.columns:
         dtype = df[col].dtype

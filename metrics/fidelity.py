@@ -1,4 +1,4 @@
-"""Fidelity F1-F3: mean TVD of k-way marginals between T and S, and T and H (SPEC §3).
+"""Fidelity F1-F3: mean TVD of k-way marginals between T and S, and T and H (docs/definitions/paper.md §3).
 
 T's buckets and T's codes do not depend on S, so `FidelityModel` fits them once and can
 score many synthetic tables (the reference check scores 16 against one T/H pair).
@@ -31,7 +31,7 @@ import pandas as pd
 from holdbench.metrics._discretise import Discretiser, transform_all
 from holdbench.metrics.registry import EvalData, MetricFamily, artifact, metric, shard_slice
 
-#: bucket cap c_k per marginal order k (SPEC §3.1)
+#: bucket cap c_k per marginal order k (docs/definitions/paper.md §3.1)
 BUCKET_CAPS = {1: 100, 2: 10, 3: 5}
 MARGINAL_COLUMNS = ["columns", "k", "tvd_synthetic", "tvd_holdout"]
 
@@ -278,7 +278,7 @@ def scores(columns: Sequence, combos: Mapping[int, np.ndarray],
 
 @dataclass(frozen=True)
 class FidelityResult:
-    """Mean TVD of k-way marginals (SPEC §3). For F*: lower is better; for ratios 1 is ideal."""
+    """Mean TVD of k-way marginals (docs/definitions/paper.md §3). For F*: lower is better; for ratios 1 is ideal."""
 
     F1: float = metric("F1 (1-way TVD)", "fidelity", direction="lower", digits=4,
                        meaning="Mean TVD of univariate marginals T vs S (c = 100 buckets); 0 = identical.")
@@ -323,7 +323,7 @@ class FidelityResult:
 
 
 class Fidelity(MetricFamily):
-    """F1-F3 and their ratios to the holdout (SPEC §3), exactly as the paper's code."""
+    """F1-F3 and their ratios to the holdout (docs/definitions/paper.md §3), exactly as the paper's code."""
 
     name = "fidelity"
     result_type = FidelityResult

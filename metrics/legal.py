@@ -1,6 +1,6 @@
-"""Legal criteria in Bale & Quick's own form (SPEC §8): Euclidean distances on standardised data.
+"""Legal criteria in Bale & Quick's own form (docs/definitions/bale-quick.md §8): Euclidean distances on standardised data.
 
-Not the Hamming/Gower panel of metrics/panel.py (SPEC §7), which stays as it is: this family
+Not the Hamming/Gower panel of metrics/panel.py (docs/definitions/paper.md §7), which stays as it is: this family
 is labelled "Bale & Quick (Euclidean; S and H sides standardised on S, leave-one-out on T)".
 
 Which scaler each side uses (as Bale & Quick's published code does it):
@@ -11,7 +11,7 @@ Which scaler each side uses (as Bale & Quick's published code does it):
   with a StandardScaler fitted on T, as their code computes it. Its values therefore live in
   T's units, the S side's in S's units; the leave-one-out criteria compare the two as they do.
 
-Representation (choices the SPEC leaves open, fixed here):
+Representation (choices the definitions leave open, fixed here):
 - Numeric columns (kind 'numeric'): coerced to numbers (booleans 0/1; unparseable, missing and
   non-finite values count as missing).
 - Categorical columns: integer codes of T's levels, the levels sorted by their text; a value

@@ -1,6 +1,6 @@
-"""The privacy panel beyond the paper (SPEC §7): IMS, NNDR, Bale & Quick, Gower DCR share.
+"""The privacy panel beyond the paper (docs/definitions/paper.md §7): IMS, NNDR, Bale & Quick, Gower DCR share.
 
-Choices the SPEC leaves open, fixed here:
+Choices the definitions leave open, fixed here:
 - IMS and DCR percentiles use the paper's Hamming distance (§4), so they line up with dcr_share.
 - NNDR uses the Gower distance, where distances are continuous and a ratio is meaningful;
   when d_1 = d_k = 0 (the record equals k references) the ratio is taken as 1, its limit
@@ -154,7 +154,7 @@ class PanelScores:
         "NNDR no smaller than H (Gower)", "higher", "Pass when nndr5_p05_synthetic >= nndr5_p05_holdout.", 2)
     gower_dcr_share: float = metric(
         "DCR share (Gower)", "privacy", direction="ideal", ideal=0.5, digits=3,
-        meaning="The DCR share (SPEC §4.4) on the Gower distance; 0.5 is ideal, above = closer to T.")
+        meaning="The DCR share (docs/definitions/paper.md §4.4) on the Gower distance; 0.5 is ideal, above = closer to T.")
     ims_holdout: float = math.nan
     """Share of H identical to some T record: what unseen real data scores."""
     dcr_p05_holdout: float = math.nan

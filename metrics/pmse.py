@@ -1,6 +1,6 @@
-"""pMSE and pMSE ratio (SPEC §8, Bale & Quick 2024), and synthpop's CART variant.
+"""pMSE and pMSE ratio (docs/definitions/bale-quick.md §8, Bale & Quick 2024), and synthpop's CART variant.
 
-Logistic version, exactly SPEC §8:
+Logistic version, exactly docs/definitions/bale-quick.md §8:
 
 1. Stack T and S (label 1 for S); c = |S|/N, N = |T| + |S|.
 2. Every column as one number (`encode_numeric`):
@@ -29,7 +29,7 @@ Logistic version, exactly SPEC §8:
 6. Unpenalised logistic regression (with intercept) fitted in-sample, p̂ its fitted
    probabilities, pMSE = mean((p̂ − c)²), expected = m·c·(1−c)/N, ratio = pMSE/expected.
    (Bale & Quick's code writes 2·m·(1−c)²·c/N, the same number only at c = ½; for two samples
-   of one distribution the expectation is m·c·(1−c)/N at every c, SPEC §8.)
+   of one distribution the expectation is m·c·(1−c)/N at every c, docs/definitions/bale-quick.md §8.)
 
 Numerics: the model is fitted in the whitened coordinates of the kept terms (coefficients
 beta = B·gamma with B the inverse Cholesky factor of the terms' correlation matrix: an
@@ -377,7 +377,7 @@ def _newton_preconditioner(design: np.ndarray, basis: np.ndarray, theta: np.ndar
 def pmse_ratio(train: pd.DataFrame, synthetic: pd.DataFrame, kinds: Mapping[str, str], *,
                degree: int = 3, seed: int = 0, subsample: int | None = None,
                max_design_mb: float | None = None, stop_ratio: float | None = 10.0) -> PMSEScore:
-    """pMSE ratio of S against T with a degree-`degree` polynomial logistic model (SPEC §8).
+    """pMSE ratio of S against T with a degree-`degree` polynomial logistic model (docs/definitions/bale-quick.md §8).
 
     `stop_ratio`: a fit not converged after its plain iterations and 3 preconditioned rounds
     whose ratio is already above this is stopped there (`stopped`, and `reason` says so); None

@@ -1,4 +1,4 @@
-"""Privacy: the DCR share (SPEC §4) and the exact nearest-neighbour search behind it.
+"""Privacy: the DCR share (docs/definitions/paper.md §4) and the exact nearest-neighbour search behind it.
 
 The search is exact and cheap because (1) every column is a small integer code, (2) S is
 collapsed to its distinct rows, (3) rows that occur verbatim in the reference set get
@@ -183,7 +183,7 @@ def distance_data(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.Data
 
 
 def privacy(data: DistanceData, holdout_row: bool, n_jobs: int = 1) -> DcrResult:
-    """d_T and d_H for every record of S, and the DCR share (SPEC §4.3-4.5)."""
+    """d_T and d_H for every record of S, and the DCR share (docs/definitions/paper.md §4.3-4.5)."""
     d_train, d_holdout = synthetic_distances(data, holdout_row, n_jobs)
     return dcr_share(d_train, d_holdout, data.train.shape[1], data.holdout.shape[1])
 
@@ -214,7 +214,7 @@ def n_workers(n_jobs: int | None) -> int:
 
 @dataclass(frozen=True)
 class PrivacyResult:
-    """Distance to closest record on the paper's Hamming distance (SPEC §4)."""
+    """Distance to closest record on the paper's Hamming distance (docs/definitions/paper.md §4)."""
 
     dcr_share: float = metric(
         "DCR share", "privacy", direction="ideal", ideal=0.5, digits=3, headline=True,
@@ -287,7 +287,7 @@ def s_is_holdout(data: EvalData, codes: DistanceData) -> bool:
 
 
 class DCRShare(MetricFamily):
-    """The paper's privacy measure: DCR share on the Hamming distance (SPEC §4)."""
+    """The paper's privacy measure: DCR share on the Hamming distance (docs/definitions/paper.md §4)."""
 
     name = "privacy"
     result_type = PrivacyResult

@@ -150,7 +150,7 @@ class EvalData:
     holdout: pd.DataFrame
     synthetic: pd.DataFrame
     kinds: Mapping[str, str]
-    """Metric kinds per column (SPEC §1): 'categorical' or 'numeric'."""
+    """Metric kinds per column (docs/definitions/paper.md §1): 'categorical' or 'numeric'."""
     holdout_row: bool = False
     target: str | None = None
     """The dataset's prediction target (utility metrics skip without one)."""

@@ -3,7 +3,7 @@
 Tables follow holdbench.synthesizers.sequential's convention: a subject table (key + attributes, one row per
 subject) and an event table (key + event columns; a subject's events are its rows in row order).
 
-- **D2.2 accuracy** (SPEC §11): one flat row per subject: its attributes, its sequence length
+- **D2.2 accuracy** (docs/definitions/d22.md §11): one flat row per subject: its attributes, its sequence length
   (`n_events`) and two subsequent events t and t+1 (`<col>@t`, `<col>@t+1`), t drawn uniformly among
   0 .. length-2 by one seeded draw per subject (`default_rng(seed).random(n_subjects)`, the same seed
   for T, H and S); a length-1 subject has t = 0 and t+1 missing, a length-0 subject both missing.
@@ -15,7 +15,7 @@ subject) and an event table (key + event columns; a subject's events are its row
   the lengths were copied (`seq_lengths_copied`).
 - **Privacy per subject** (never per event row: the two-event table is a weak privacy probe): one
   vector per subject (attributes, length, the columns of its first m events, missing past its end)
-  fed to the flat DCR-share code (holdbench.metrics.privacy, SPEC §4), and the identical match share.
+  fed to the flat DCR-share code (holdbench.metrics.privacy, docs/definitions/paper.md §4), and the identical match share.
 
 `d22_tables` and `subject_vectors` return the flat tables and their kinds; `subject_privacy` runs
 flat families (by default the extended privacy panel with NNDR and IMS, Bale & Quick's legal criteria
@@ -224,7 +224,7 @@ class SequentialResult:
     seq_dcr_share: float = metric(
         "Subject DCR share", "privacy", direction="ideal", ideal=0.5, digits=3, headline=True,
         interval=("seq_dcr_share_ci_low", "seq_dcr_share_ci_high"),
-        meaning="DCR share (SPEC §4) on one vector per subject (attributes, length, first m events): "
+        meaning="DCR share (docs/definitions/paper.md §4) on one vector per subject (attributes, length, first m events): "
                 "0.5 ideal, above = synthetic subjects sit closer to training subjects than to unseen ones.")
     seq_ims: float = metric(
         "Subject identical match share", "privacy", direction="lower", digits=3,
@@ -281,7 +281,7 @@ class SequentialResult:
 
 def evaluate_sequential(train: Tables, holdout: Tables, synthetic: Tables, layout: SequentialLayout, *,
                         seed: int = 0, holdout_row: bool = False, n_jobs: int = 1) -> SequentialResult:
-    """Every sequential measure of one cell. holdout_row: S is H (the reference row; SPEC §4.5 rule)."""
+    """Every sequential measure of one cell. holdout_row: S is H (the reference row; docs/definitions/paper.md §4.5 rule)."""
     start = time.perf_counter()
     arranged = [_Arranged(x, layout, src) for x, src in ((train, "T"), (holdout, "H"), (synthetic, "S"))]
     t, h, s = arranged

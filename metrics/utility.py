@@ -1,4 +1,4 @@
-"""Utility: pMSE ratio (SPEC §8), CART pMSE, TSTR and confidence-interval overlap (SPEC §10).
+"""Utility: pMSE ratio (docs/definitions/bale-quick.md §8), CART pMSE, TSTR and confidence-interval overlap (docs/definitions/utility.md §10).
 
 - **pMSE**: `holdbench.metrics.pmse.pmse_ratio` (polynomial logistic propensity, m = rank of the design,
   null m·c·(1−c)/N), reported with c (`pmse_c`) and, as a separately labelled metric, Bale &
@@ -71,7 +71,7 @@ class UtilityResult:
                                  "separating T from S; compare with pmse_expected.")
     pmse_ratio: float = metric("pMSE ratio", "utility", direction="ideal", ideal=1.0, digits=3, headline=True,
                                meaning="pMSE / its expectation m·c(1-c)/N when S and T share a "
-                                       "distribution: 1 = indistinguishable, larger = worse (SPEC §8).")
+                                       "distribution: 1 = indistinguishable, larger = worse (docs/definitions/bale-quick.md §8).")
     pmse_ratio_bq: float = metric("pMSE ratio (Bale & Quick form)", "utility", direction="ideal", ideal=1.0,
                                   digits=3,
                                   meaning="pMSE / (m_all·c(1-c)/N) with m_all Bale & Quick's count of terms: "
@@ -125,7 +125,7 @@ class UtilityResult:
 
 
 class Utility(MetricFamily):
-    """pMSE ratio, optional CART pMSE, TSTR AUC and CI overlap (SPEC §8, §10)."""
+    """pMSE ratio, optional CART pMSE, TSTR AUC and CI overlap (docs/definitions/bale-quick.md §8, docs/definitions/utility.md §10)."""
 
     name = "utility"
     result_type = UtilityResult

@@ -1,4 +1,4 @@
-"""Bale & Quick's optimized sequential synthesizer (SPEC §8 "Their synthesizer"): BQCart, BQMNL.
+"""Bale & Quick's optimized sequential synthesizer (docs/definitions/bale-quick.md §8 "Their synthesizer"): BQCart, BQMNL.
 
 Model (details of the encoding in holdbench.synthesizers._bq_models):
 

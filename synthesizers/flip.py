@@ -1,4 +1,4 @@
-"""Flip perturbation baselines flip10 ... flip90 (SPEC §5).
+"""Flip perturbation baselines flip10 ... flip90 (docs/definitions/paper.md §5).
 
 They calibrate the metrics: each keeps T's univariate marginals while its joint structure
 and its closeness to T decay as p grows, so a synthesizer can be placed between them.

@@ -17,7 +17,7 @@ class Holdout(Synthesizer):
     sample(n, seed) ignores n and the seed: the output has |H| rows, and the harness
     checks it with `check_output(..., expected_rows=len(H))` (holdout_rule is set).
     The metrics then use the holdout rule (d_H is the distance to the 2nd nearest
-    record of H, SPEC §4.5).
+    record of H, docs/definitions/paper.md §4.5).
     """
 
     needs_holdout = True

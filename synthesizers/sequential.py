@@ -7,11 +7,11 @@ subject's events are its rows in row order). Synthetic keys are 0 .. n-1 (the ho
 - `holdout`: returns H (the reference row; evaluated with the holdout rule).
 - `copy`: n subjects of T drawn with replacement, each with its whole sequence (the leak every
   privacy measure must catch).
-- `flip` (p): SPEC §5 applied to the subject table and to every event cell, lengths kept: the base
+- `flip` (p): docs/definitions/paper.md §5 applied to the subject table and to every event cell, lengths kept: the base
   subjects are T's first n (n <= |T|) or n drawn with replacement, their sequences follow them, then
   holdbench.synthesizers.flip.Flip perturbs the base subject table and, separately, the base event table (each
   cell replaced with probability p by a value of its column). With n = |T| the base is T itself, so
-  donors are drawn from T's columns exactly as SPEC §5; with n > |T| from the base tables.
+  donors are drawn from T's columns exactly as docs/definitions/paper.md §5; with n > |T| from the base tables.
 - `indep_events`: the base subjects and their lengths, each event row drawn independently from T's
   pooled event rows (sequence structure destroyed; marginals of whole event rows kept).
 - `swap_sequences`: the base subjects, each given the sequence of another base subject (a seeded
@@ -105,7 +105,7 @@ class _Sequences:
         return len(self.attrs)
 
     def base(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """SPEC §5's base rows: the first n subjects if n <= |T|, else n drawn with replacement."""
+        """docs/definitions/paper.md §5's base rows: the first n subjects if n <= |T|, else n drawn with replacement."""
         return np.arange(n) if n <= self.size else rng.integers(0, self.size, n)
 
     def event_rows(self, subjects: np.ndarray) -> np.ndarray:
@@ -173,7 +173,7 @@ class Copy(_FromT):
 
 
 class SequentialFlip(_FromT):
-    """SPEC §5 on the base subject table and on the base event table (lengths kept)."""
+    """docs/definitions/paper.md §5 on the base subject table and on the base event table (lengths kept)."""
 
     name = "flip"
 

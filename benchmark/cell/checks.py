@@ -12,7 +12,7 @@ How the values of numeric and boolean columns are read is the `values` setting:
   column's dtype (Schema.coerce: numbers, numeric strings, bools and true/false words in a
   bool column); anything else fails the cell.
 - ``pandas`` (the paper's reading, the default for files made elsewhere): every value is
-  taken as the paper's metrics take it (SPEC §3, §4) after pandas' default ``read_csv``:
+  taken as the paper's metrics take it (docs/definitions/paper.md §3, §4) after pandas' default ``read_csv``:
   booleans are 0/1, numbers and numeric strings are numbers, any other string (including
   the text "True" in a boolean column) and any non-finite number is missing. A column whose
   values then fit its dtype is stored with it; one that does not (a 2 in a boolean column,

@@ -6,6 +6,8 @@ import argparse
 import importlib
 import sys
 
+from holdbench import __version__
+
 #: modules exposing register(subparsers); each adds one subcommand with set_defaults(func=...)
 _COMMANDS = (
     "holdbench.benchmark.cli.check",
@@ -25,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="holdbench",
         description="Holdout-based fidelity and privacy benchmark of tabular synthesizers.",
     )
+    parser.add_argument("--version", action="version", version=f"holdbench {__version__}",
+                        help="print holdbench's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for mod in _COMMANDS:
         importlib.import_module(mod).register(sub)

@@ -32,7 +32,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         "evaluate",
         help="every metric of one synthetic table: fidelity, privacy, utility, attacks",
         description="Score a synthetic table S against its training table T and holdout H "
-                    "(Platzer & Reutterer 2021 and beyond; SPEC §3-§11).",
+                    "(Platzer & Reutterer 2021 and beyond; docs/definitions/ (§3-§11)).",
     )
     p.add_argument("--train", help="training table T (.csv, .csv.gz, .parquet)")
     p.add_argument("--holdout", help="holdout table H, never seen by the synthesizer")
@@ -213,7 +213,7 @@ def check_out(out: str | None, inputs: list[str], what: str = "JSON file") -> No
 
 
 def read_inputs(args: argparse.Namespace):
-    """T, H and S read with one schema: T's (pandas' default read_csv dtypes, SPEC §1), or the
+    """T, H and S read with one schema: T's (pandas' default read_csv dtypes, docs/definitions/paper.md §1), or the
     dataset's kinds with --dataset. H and S are read into it value by value (holdbench.benchmark.cell.checks,
     `--values`), so a column that is text in T and numbers in S holds the same values in both.
     Returns (T, H, S or None, schema, notes for the output)."""

@@ -1,4 +1,4 @@
-"""Parsers of the raw UCI files into the canonical tables of SPEC §1.
+"""Parsers of the raw UCI files into the canonical tables of docs/definitions/paper.md §1.
 
 Every parser reads with `keep_default_na=False` so that values such as adult's `?`
 stay ordinary categories (as R's fread kept them); only empty fields are missing.
@@ -44,7 +44,7 @@ def parse_online(paths: list[Path], columns: list[str]) -> pd.DataFrame:
 
 
 def parse_file(path: Path, fmt: str | None = None, sep: str | None = None) -> pd.DataFrame:
-    """A user's own table (csv, tsv, parquet), read as pandas would by default (SPEC §1 kinds).
+    """A user's own table (csv, tsv, parquet), read as pandas would by default (docs/definitions/paper.md §1 kinds).
 
     `sep` is the field separator; by default it is detected from the header line
     (holdbench.contracts.io.csv_separator), so a ';'-separated file never loads as one text column.

@@ -67,7 +67,7 @@ def flat_config(name: str) -> dict:
 
 
 def dataset_schema(name: str) -> Schema:
-    """Schema of a dataset; for a file dataset it is inferred from the file (SPEC §1)."""
+    """Schema of a dataset; for a file dataset it is inferred from the file (docs/definitions/paper.md §1)."""
     cfg = flat_config(name)
     if cfg["source"] == "file":
         return _file_schema(cfg, _read_user_file(cfg))

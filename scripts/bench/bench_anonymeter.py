@@ -1,7 +1,7 @@
 """Cost and values of the anonymeter family on adult paper_study (issue #11). Not collected by pytest.
 
 T = adult_trn, H = adult_val, S = the published synthpop file (50,000 rows); kinds: object ->
-categorical, anything else -> numeric (SPEC §1). Runs the family through the real bridge on one
+categorical, anything else -> numeric (docs/definitions/paper.md §1). Runs the family through the real bridge on one
 core (n_jobs = 1: the worker gets OMP/NUMBA/POLARS threads = 1) at anonymeter's default setting
 (500 attacks, 10,000,000 multivariate query attempts, 1 linkability neighbour) and at holdbench's study setting (the
 `Anonymeter()` defaults), and prints per evaluator: risk, 95% interval, attack/baseline/control

@@ -29,7 +29,7 @@ KEYS = ("F1_ratio", "F2_ratio", "F3_ratio", "dcr_share")
 
 
 def score(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.DataFrame) -> dict:
-    """The SPEC §3-4 figures from holdbench.metrics.evaluate, kinds from T's read_csv dtypes."""
+    """The docs/definitions/paper.md §3-4 figures from holdbench.metrics.evaluate, kinds from T's read_csv dtypes."""
     from holdbench.metrics import evaluate, kinds_from_dtypes
 
     result = evaluate(train, holdout, synthetic, kinds_from_dtypes(train), holdout_row=False, n_jobs=1)

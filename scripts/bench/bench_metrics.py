@@ -57,7 +57,7 @@ def clock(fn, *args, repeat: int = 1, **kwargs):
 
 # ---------------------------------------------------------------- privacy baseline
 def onehot_tables(train, holdout, synthetic, kinds):
-    """SPEC §4.1 with plain pandas: qcut(100) on the concatenation, strings, get_dummies."""
+    """docs/definitions/paper.md §4.1 with plain pandas: qcut(100) on the concatenation, strings, get_dummies."""
     full = pd.concat([train, holdout, synthetic], ignore_index=True)
     cols = {}
     for c in full.columns:
@@ -96,7 +96,7 @@ def privacy_fast(train, holdout, synthetic, kinds, n_jobs):
 
 # --------------------------------------------------------------- fidelity baseline
 def bin_like_paper(train: pd.DataFrame, other: pd.DataFrame, kinds, c: int):
-    """SPEC §3.1 with plain pandas: pd.cut on T's quantiles, `_other_`, `nan`, top-c labels."""
+    """docs/definitions/paper.md §3.1 with plain pandas: pd.cut on T's quantiles, `_other_`, `nan`, top-c labels."""
     out_t, out_o = {}, {}
     for col in train.columns:
         if kinds[col] == "numeric":

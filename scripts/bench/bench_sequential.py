@@ -76,7 +76,7 @@ def pandas_d22(subjects: pd.DataFrame, events: pd.DataFrame, key: str, event_col
 
 
 def pandas_buckets(train: pd.Series, other: pd.Series, kind: str, cap: int) -> pd.Series:
-    """SPEC §3.1 buckets of `other` under T's statistics, as strings."""
+    """docs/definitions/paper.md §3.1 buckets of `other` under T's statistics, as strings."""
     if kind == "numeric":
         x, tr = pd.to_numeric(other, errors="coerce").astype(float), pd.to_numeric(train, errors="coerce").astype(float)
         edges = np.unique(np.quantile(tr.dropna().to_numpy(), np.linspace(0, 1, cap + 1)))

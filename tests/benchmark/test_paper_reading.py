@@ -4,7 +4,7 @@ and through the workflow's path (ExternalFiles -> check_output -> parquet -> met
 The paper read every file with pandas' default `read_csv`; its Weekend column in the Gretel file
 comes back as 32,768 booleans followed by 17,232 strings (chunked type inference). The expected
 figures are computed here independently of the harness's reading: pd.read_csv with its defaults,
-then the metric definitions of SPEC §3-4 (holdbench.metrics.evaluate on the raw frames, the code that
+then the metric definitions of docs/definitions/paper.md §3-4 (holdbench.metrics.evaluate on the raw frames, the code that
 reproduces every published adult figure to 1e-9), no output gate, no schema.
 """
 

@@ -1,4 +1,4 @@
-"""Membership-inference attack panel (SPEC §9): statistics by hand, planted leaks, the null case."""
+"""Membership-inference attack panel (docs/definitions/attacks.md §9): statistics by hand, planted leaks, the null case."""
 
 from __future__ import annotations
 

@@ -80,7 +80,7 @@ def brute_nearest(refs: np.ndarray, queries: np.ndarray) -> np.ndarray:
 
 
 def brute_scores(t, h, s, n_targets, seed):
-    """(labels, {attack: scores}) exactly as SPEC §9 and the module docs define them."""
+    """(labels, {attack: scores}) exactly as docs/definitions/attacks.md §9 and the module docs define them."""
     members, nonmembers, reference = split_targets(len(t), len(h), n_targets, seed)
     r = h.iloc[reference]
     targets = pd.concat([t.iloc[members], h.iloc[nonmembers]], ignore_index=True)

@@ -1,5 +1,5 @@
-"""Bale & Quick's legal criteria and attribute disclosure (SPEC §8) on a few hundred rows of the
-public adult table, against a literal, loop-based re-implementation written here from the SPEC
+"""Bale & Quick's legal criteria and attribute disclosure (docs/definitions/bale-quick.md §8) on a few hundred rows of the
+public adult table, against a literal, loop-based re-implementation written here from the definitions page
 (plain Python loops over records, no helper from metrics/)."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def kinds():
 
 
 def encode(rows: pd.DataFrame, train: pd.DataFrame, every: list[pd.DataFrame]) -> list[list[float]]:
-    """Numbers per SPEC §8: numeric as is; a category's code = its rank among T's sorted levels,
+    """Numbers per docs/definitions/bale-quick.md §8: numeric as is; a category's code = its rank among T's sorted levels,
     levels T lacks after them (sorted)."""
     out = []
     codes = {}

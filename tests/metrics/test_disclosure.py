@@ -1,4 +1,4 @@
-"""Attribute disclosure (SPEC §8): a hand example, an O(n·m) brute-force reference, conventions."""
+"""Attribute disclosure (docs/definitions/bale-quick.md §8): a hand example, an O(n·m) brute-force reference, conventions."""
 
 from __future__ import annotations
 

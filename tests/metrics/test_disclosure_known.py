@@ -1,4 +1,4 @@
-"""Attribute disclosure (SPEC §8), Bale & Quick's form beside holdbench's, on tables whose ratios
+"""Attribute disclosure (docs/definitions/bale-quick.md §8), Bale & Quick's form beside holdbench's, on tables whose ratios
 are known by construction (worked out in the comments)."""
 
 from __future__ import annotations

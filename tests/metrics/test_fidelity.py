@@ -1,4 +1,4 @@
-"""Fidelity F1-F3 on tables small enough to compute by hand (SPEC §3)."""
+"""Fidelity F1-F3 on tables small enough to compute by hand (docs/definitions/paper.md §3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Bale & Quick legal criteria (SPEC §8): hand-computed and brute-force (scipy cdist) references."""
+"""Bale & Quick legal criteria (docs/definitions/bale-quick.md §8): hand-computed and brute-force (scipy cdist) references."""
 
 from __future__ import annotations
 

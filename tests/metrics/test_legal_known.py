@@ -1,4 +1,4 @@
-"""Bale & Quick legal criteria (SPEC §8) on tables whose answers are known by construction.
+"""Bale & Quick legal criteria (docs/definitions/bale-quick.md §8) on tables whose answers are known by construction.
 
 Every expected value here is worked out by hand in the comments (or by scipy's cdist on a grid),
 never by holdbench.metrics.legal itself.

@@ -1,4 +1,4 @@
-"""Extended privacy panel (SPEC §7) on hand-sized tables, plus the result's JSON shape."""
+"""Extended privacy panel (docs/definitions/paper.md §7) on hand-sized tables, plus the result's JSON shape."""
 
 from __future__ import annotations
 

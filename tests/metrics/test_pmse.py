@@ -1,4 +1,4 @@
-"""pMSE (SPEC §8): hand-computed cases, a statsmodels recomputation and the null calibration."""
+"""pMSE (docs/definitions/bale-quick.md §8): hand-computed cases, a statsmodels recomputation and the null calibration."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The pMSE null (SPEC §8) at c = ½, ⅔ and 0.8, checked by label permutation, not by the formula.
+"""The pMSE null (docs/definitions/bale-quick.md §8) at c = ½, ⅔ and 0.8, checked by label permutation, not by the formula.
 
 S and T are drawn from ONE distribution (numeric and categorical columns, seeded). The expectation
 that `pmse_ratio` reports is compared with the mean pMSE of the same model refitted on label

@@ -1,4 +1,4 @@
-"""pMSE (SPEC §8) against R on the same design: base R's glm(family = binomial), and synthpop's
+"""pMSE (docs/definitions/bale-quick.md §8) against R on the same design: base R's glm(family = binomial), and synthpop's
 utility.gen(method = "logit") when synthpop is installed in R (CRAN is often unreachable; the
 test then skips and says so).
 

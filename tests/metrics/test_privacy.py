@@ -1,4 +1,4 @@
-"""DCR share (SPEC §4): hand-computed cases and the fast search against brute force."""
+"""DCR share (docs/definitions/paper.md §4): hand-computed cases and the fast search against brute force."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Utility family (SPEC §8, §10): TSTR, CI overlap, CART pMSE, holdout row, no target, seeds."""
+"""Utility family (docs/definitions/bale-quick.md §8, docs/definitions/utility.md §10): TSTR, CI overlap, CART pMSE, holdout row, no target, seeds."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""TSTR and CI overlap (SPEC §10) against scikit-learn and statsmodels fitted directly here.
+"""TSTR and CI overlap (docs/definitions/utility.md §10) against scikit-learn and statsmodels fitted directly here.
 
 TSTR: HistGradientBoostingClassifier with the same options and seed on features encoded by hand
 (codes of T's sorted levels; missing and unseen values as NaN), AUC by roc_auc_score.

@@ -1,4 +1,4 @@
-"""Flip baselines (SPEC §5): row draw, per-cell replacement, seeding, validation."""
+"""Flip baselines (docs/definitions/paper.md §5): row draw, per-cell replacement, seeding, validation."""
 
 from __future__ import annotations
 

@@ -197,7 +197,7 @@ PAPER_R_SEEDS = {"adult": 161401295, "bank-marketing": 825411274, "credit-defaul
 @pytest.mark.skipif(SYNTHPOP_REASON is not None, reason=f"synthpop not usable: {SYNTHPOP_REASON}")
 @pytest.mark.parametrize("dataset", ["online-shoppers", "adult"])
 def test_real_synthpop_reproduces_the_published_file(dataset, shared_data):
-    """SPEC §6: syn(T, k = 50000, seed = the paper's draw) on the paper's T gives the published file."""
+    """docs/definitions/paper.md §6: syn(T, k = 50000, seed = the paper's draw) on the paper's T gives the published file."""
     from holdbench.benchmark.data.tables import dataset_schema
     from holdbench.benchmark.data.split import provided_split
     from scripts.reference.check_synthpop_exact import differences
