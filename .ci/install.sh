@@ -40,8 +40,8 @@ else
   say "torch 2.13.0, CPU build (about 1 minute)"
   $PIP torch==2.13.0
 fi
-say "holdbench and its Python dependencies (pip install -e .[dev,r]; 2-8 minutes on a fresh machine)"
-$PIP -e ".[dev,r]"
+say "holdbench and its Python dependencies (pip install -e .[dev,r,docs]; 2-8 minutes on a fresh machine)"
+$PIP -e ".[dev,r,docs]"
 # plug-in venvs (contracts/plugin_env.py lists them: anonymeter, whose numpy < 1.27 pin cannot share
 # this environment, and the DP and forest generators): each from its fully pinned requirements file
 # with --no-deps, reinstalled only when that file changes (its sha256 is stamped in the venv)
