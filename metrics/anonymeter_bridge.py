@@ -161,6 +161,12 @@ class Anonymeter(MetricFamily):
 
     name = "anonymeter"
     result_type = AnonymeterResult
+    definition = "definitions/attacks.md#9-membership-inference-holdbenchs-attack-panel"
+    reference = (
+        "Every risk, interval, attack rate and control rate equals anonymeter 1.1 called directly in "
+        "its venv on the same data, seeds and options exactly (==), for all four evaluators: "
+        "tests/metrics/test_anonymeter_reference.py."
+    )
 
     def __init__(self, n_attacks: int = 200, n_attacks_multi: int | None = 100, n_cols: int = 3,
                  max_attempts: int | None = 200_000,

@@ -327,6 +327,12 @@ class Fidelity(MetricFamily):
 
     name = "fidelity"
     result_type = FidelityResult
+    definition = "definitions/paper.md#3-fidelity-f1-f2-f3"
+    reference = (
+        "F1-F3 and their ratios equal Platzer & Reutterer's published adult numbers "
+        "(paper_adult_expected.csv, all 17 rows) to 1e-9 relative: tests/metrics/test_reference.py, "
+        "and scripts/reference/check_paper_reference.py for every number of every row."
+    )
 
     def __init__(self, max_combinations: int | None = None, four_way_combinations: int | None = None,
                  four_way_buckets: int = 3):

@@ -186,6 +186,12 @@ class PrivacyPanel(MetricFamily):
 
     name = "panel"
     result_type = PanelScores
+    definition = "definitions/paper.md#7-beyond-the-paper-definitions"
+    reference = (
+        "No library computes this panel: IMS, the DCR and NNDR percentiles and the Gower DCR share "
+        "equal answers worked out by hand on hand-sized tables (to 1e-6 relative), and the Gower "
+        "kernel equals numpy's brute force to 1e-5: tests/metrics/test_panel.py."
+    )
 
     def __init__(self, privacy_sample: int | None = None):
         """privacy_sample: as the DCR share's option (the same seeded subsample of S is shared)."""

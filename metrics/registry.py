@@ -175,6 +175,13 @@ class MetricFamily(ABC):
     name: ClassVar[str]
     #: the frozen dataclass `compute` returns; its `metric(...)` fields are the registry entries
     result_type: ClassVar[type]
+    #: the docs page and anchor that define this family's metrics, relative to docs/
+    #: (e.g. "definitions/paper.md#3-fidelity-f1-f2-f3"); the generated metrics reference links every
+    #: metric of the family to it
+    definition: ClassVar[str]
+    #: one sentence: the independent reference this family's values equal, to how many digits, and the
+    #: test (or script) that checks it; printed beside the family in the metrics reference
+    reference: ClassVar[str]
 
     @abstractmethod
     def compute(self, data: EvalData) -> Any:
@@ -226,6 +233,7 @@ class MergedFamily(MetricFamily):
             raise ValueError(f"metric family {family.name!r}: no partial results to merge")
         self.family, self.partials = family, list(partials)
         self.name, self.result_type = family.name, family.result_type  # type: ignore[misc]
+        self.definition, self.reference = family.definition, family.reference  # type: ignore[misc]
 
     def unavailable(self) -> str | None:
         return self.family.unavailable()

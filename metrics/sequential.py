@@ -366,6 +366,13 @@ class SequentialMeasures(SequentialFamily):
 
     name = "sequential"
     result_type = SequentialResult
+    definition = "definitions/d22.md#11-quantifiable-targets-anita-d22"
+    reference = (
+        "The D2.2 table (two subsequent events per subject) and the subject vectors equal tables "
+        "built row by row in the test, the sequence-length and coherence TVDs answers worked out by "
+        "hand, and the subject DCR share and IMS the flat privacy code on those row-by-row vectors "
+        "exactly (==): tests/sequential/test_sequential_metrics.py."
+    )
 
     def compute(self, data: SequentialEvalData) -> SequentialResult:
         return evaluate_sequential(data.train, data.holdout, data.synthetic, data.layout, seed=data.seed,

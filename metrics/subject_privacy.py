@@ -30,6 +30,13 @@ class _OnSubjects(SequentialFamily):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.name = PREFIX + cls.inner.name
+        cls.definition = cls.inner.definition  # the flat family's metrics, on other vectors
+        cls.reference = (
+            f"The flat {cls.inner.name} family's code, unchanged (its own reference holds), on one vector per "
+            "subject: the vectors equal ones built row by row in tests/sequential/test_sequential_metrics.py, "
+            "and tests/sequential/test_sequential_subject_privacy.py checks on baseball and nlswork samples that "
+            "copied subjects are caught, new sequences are not flagged like copies and the holdout row's S-side "
+            "values equal its H-side ones.")
         cls.result_type = renamed_result_type(cls.inner.result_type, PREFIX, "Subject",
                                               "measured on one vector per subject (attributes, length, first m events)")
 

@@ -129,6 +129,17 @@ class Utility(MetricFamily):
 
     name = "utility"
     result_type = UtilityResult
+    definition = "definitions/utility.md#10-utility-beyond-marginals"
+    reference = (
+        "pMSE equals base R's glm(family = binomial) on the same design to 2e-6 relative at degrees "
+        "1-3 (tests/metrics/test_pmse_r_reference.py, which also compares R synthpop's "
+        "utility.gen(method = \"logit\") to 1e-5 where synthpop is installed), its null m·c(1-c)/N the "
+        "mean pMSE over label permutations within 20% (tests/metrics/test_pmse_null.py), the TSTR "
+        "AUCs scikit-learn's HistGradientBoostingClassifier fitted directly to 1e-12 and the CI "
+        "overlap statsmodels' Logit with Karr's formula to 1e-6 "
+        "(tests/metrics/test_utility_reference.py); scripts/reference/check_pmse_reference.py "
+        "compares them on the paper's files."
+    )
 
     def __init__(self, degree: int = 3, pmse_subsample: int | bool | None = None,
                  max_design_mb: float | None = 4096, cart: bool = False, cart_permutations: int = 20,
