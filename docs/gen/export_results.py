@@ -1,0 +1,126 @@
+"""Export a study's results directory into the committed form the results pages are generated from.
+
+    python docs/gen/export_results.py STUDY_DIR OUT_DIR [--machine TEXT] [--command TEXT]
+
+STUDY_DIR is a study's results directory (results/<study>, with the leaderboard.csv that
+`holdbench.benchmark.outputs.leaderboard` writes); OUT_DIR is results/published/<study>. It writes
+
+- `leaderboard.csv`: one row per cell, its identity (dataset, synthesizer, seed, status), the study's
+  headline metrics under their registry labels and rounded to their registry digits (as leaderboard.md
+  shows them), then fit, sample and evaluate seconds and peak memory;
+- `provenance.json`: the study command, the git commit(s) the cells recorded, the machine, the date
+  the cells were written, the library versions every cell shares, and where the files came from.
+
+A file of OUT_DIR that is not one of these is removed, so an export replaces what was there
+(e.g. tables extracted from the old README) rather than mixing two runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import platform
+import shutil
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+from holdbench.benchmark.outputs.leaderboard import _MD_TIMINGS, _fmt, provenance
+from holdbench.benchmark.outputs.results import load_results
+
+IDENTITY = ("dataset", "synthesizer", "seed", "status")
+
+
+def machine() -> str:
+    """This machine in the form the footers use: '2 cores, 24 GiB, no GPU, Debian 12'."""
+    cores = os.cpu_count() or 0
+    mem = ""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem = f"{round(int(line.split()[1]) / 1024 ** 2)} GiB"
+    except OSError:
+        mem = "memory unknown"
+    gpu = "GPU" if shutil.which("nvidia-smi") else "no GPU"
+    system = platform.system()
+    try:
+        info = platform.freedesktop_os_release()
+        system = f"{info.get('NAME', system).split()[0]} {info.get('VERSION_ID', '')}".strip()
+    except OSError:
+        pass
+    return ", ".join(p for p in (f"{cores} cores", mem, gpu, system) if p)
+
+
+def export(study_dir: Path, out: Path, *, machine_text: str | None = None, command: str | None = None) -> dict:
+    study_dir = Path(study_dir)
+    results = load_results(study_dir)
+    board_path = results.layout.leaderboard_csv
+    if not board_path.is_file():
+        raise FileNotFoundError(f"{board_path}: no leaderboard.csv in the study directory "
+                                f"(run `holdbench run {results.name}` or `holdbench report {results.name}` first)")
+    board = pd.read_csv(board_path)
+    missing = [c for c in IDENTITY if c not in board.columns]
+    if missing:
+        raise ValueError(f"{board_path}: columns {missing} missing (not a holdbench leaderboard.csv)")
+    if board.empty:
+        raise ValueError(f"{board_path}: no cells")
+    heads = [sp for sp in results.specs if sp.headline]
+    shown = [(sp.label, sp.name, sp.digits) for sp in heads] + list(_MD_TIMINGS)
+    cols = list(IDENTITY) + [label for label, _, _ in shown]
+    rows = []
+    for _, r in board.iterrows():
+        row = [str(r["dataset"]), str(r["synthesizer"]), str(int(r["seed"])), str(r["status"])]
+        row += [_fmt(r.get(name), digits) if name in board.columns else "" for _, name, digits in shown]
+        rows.append(row)
+    common, _own, commits = provenance(results)
+    status_files = sorted(study_dir.glob("*/seed*/*/status.json"))
+    if not status_files:
+        raise ValueError(f"{study_dir}: no cell status.json found")
+    written = max(p.stat().st_mtime for p in status_files)
+    entry = {
+        "file": "leaderboard.csv",
+        "title": f"The {results.name} study, one row per cell",
+        "command": command or f"holdbench run {results.name}",
+        "run_commit": ", ".join(c[:7] for c in commits) or None,
+        "run_date": datetime.fromtimestamp(written, timezone.utc).strftime("%Y-%m-%d"),
+        "machine": machine_text or machine(),
+        "date": datetime.fromtimestamp(written, timezone.utc).strftime("%Y-%m-%d"),
+        "source": (f"exported from the study's leaderboard.csv by docs/gen/export_results.py; regenerate with "
+                   f"`holdbench run {results.name}` + `python docs/gen/export_results.py`"),
+        "versions": common,
+        "group_by": "dataset",
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.iterdir():
+        if old.is_file() and old.name not in ("leaderboard.csv", "provenance.json"):
+            old.unlink()
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(cols)
+    writer.writerows(rows)
+    (out / "leaderboard.csv").write_text(buf.getvalue())
+    doc = {"study": out.name, "tables": [entry]}
+    (out / "provenance.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    return doc
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("study_dir", type=Path, help="a study's results directory, e.g. results/paper")
+    ap.add_argument("out_dir", type=Path, help="where the committed files go, e.g. results/published/paper")
+    ap.add_argument("--machine", help="the machine as the footer names it (default: detected)")
+    ap.add_argument("--command", help="the command that ran the study (default: holdbench run <study>)")
+    args = ap.parse_args(argv)
+    doc = export(args.study_dir, args.out_dir, machine_text=args.machine, command=args.command)
+    t = doc["tables"][0]
+    print(f"{args.out_dir}: leaderboard.csv, provenance.json (commit {t['run_commit']}, {t['machine']}, {t['date']})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
