@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from holdbench.benchmark.layout import canonical
-from holdbench.benchmark.outputs.results import STATUSES, TIMINGS, StudyResults, _number
+from holdbench.benchmark.outputs.results import SETTING_PREFIX, STATUSES, TIMINGS, StudyResults, _number
 from holdbench.contracts.io import clean_line, write_csv, write_text
 
 IDENTITY = ("dataset", "synthesizer", "seed", "status", "reason")
@@ -53,7 +53,8 @@ def metric_columns(cells: pd.DataFrame, specs: list) -> list[str]:
     skip |= {c for spec in specs if spec.interval for c in spec.interval}
     cols = [spec.name for spec in specs if spec.name in cells.columns]
     for col in cells.columns:
-        if col in skip or col in cols or col.endswith(("_ci_low", "_ci_high", "_pvalue")):
+        if col in skip or col in cols or col.endswith(("_ci_low", "_ci_high", "_pvalue")) \
+                or col.startswith(SETTING_PREFIX):
             continue
         if pd.api.types.is_numeric_dtype(cells[col]) and not pd.api.types.is_bool_dtype(cells[col]):
             cols.append(col)
@@ -138,8 +139,34 @@ def aggregate(cells: pd.DataFrame, specs: list) -> pd.DataFrame:
                 only = ok[ok[m].notna()].iloc[0]
                 low, high = (_number(only.get(c)) for c in own_interval[m])
             row[f"{m}_mean"], row[f"{m}_ci_low"], row[f"{m}_ci_high"] = mean, low, high
+        for col in _settings_columns(group):  # what the cells ran with (one config: check_same_config)
+            known = group[col].dropna()
+            row[col] = known.iloc[0] if len(known) else None
         rows.append(row)
     return pd.DataFrame(rows, columns=None if rows else ["dataset", "synthesizer", "n_seeds", "n_ok", "interval"])
+
+
+def _settings_columns(cells: pd.DataFrame) -> list[str]:
+    return [c for c in cells.columns if c.startswith(SETTING_PREFIX) or c in ("generator", "name_conflict")]
+
+
+def ran_with(row: Any) -> str:
+    """What a cells-table or summary row recorded it ran with, as shown beside its name: its ε (read from
+    the cell's recorded config, never from the name) and a warning when the name states another setting."""
+    parts = []
+    eps = _number(row.get(SETTING_PREFIX + "epsilon"))
+    if not math.isnan(eps):
+        parts.append(f"ε {eps:g}")
+    conflict = row.get("name_conflict")
+    if isinstance(conflict, str) and conflict:
+        parts.append(f"WARNING: {conflict}")
+    return ", ".join(parts)
+
+
+def synthesizer_label(row: Any) -> str:
+    """A row's synthesizer name with `ran_with` in brackets when there is something to say."""
+    extra = ran_with(row)
+    return f"{row['synthesizer']} ({extra})" if extra else str(row["synthesizer"])
 
 
 def interval_text(row: Any, metric: str, digits: int) -> str:
@@ -233,7 +260,7 @@ def render_markdown(results: StudyResults, summary: pd.DataFrame) -> str:
                 if interval and text:
                     text += interval_text(row, metric, digits)
                 vals.append(text)
-            lines.append("| " + " | ".join([_md_text(row["synthesizer"]), _md_text(status)] + vals) + " |")
+            lines.append("| " + " | ".join([_md_text(synthesizer_label(row)), _md_text(status)] + vals) + " |")
         notes = interval_notes(rows)
         if notes and any(interval for _, _, _, interval, _ in shown):
             lines += ["", "Intervals: " + "; ".join(_md_text(n) for n in notes) + "."]

@@ -33,6 +33,7 @@ from holdbench.benchmark.outputs.leaderboard import (
     interval_text,
     provenance,
     references,
+    synthesizer_label,
 )
 from holdbench.benchmark.outputs.plots import cell_figures, study_figures
 from holdbench.benchmark.outputs.results import StudyResults
@@ -180,7 +181,7 @@ def _summary_html(summary: pd.DataFrame, dataset: str, cols: list, cells: pd.Dat
     best = {sp.name: best_synthesizers(mine, sp, refs) for sp in specs if sp.headline}
     for _, r in mine.iterrows():
         css = "fail" if r["n_ok"] == 0 else "partial" if r["n_ok"] < r["n_seeds"] else ""
-        tds = _td_text(r["synthesizer"]) + _td_text(r["statuses"])
+        tds = _td_text(synthesizer_label(r)) + _td_text(r["statuses"])
         for _, metric, digits, interval in cols:
             tds += _td_num(r.get(f"{metric}_mean"), digits, interval_text(r, metric, digits) if interval else "",
                            best=r["synthesizer"] in best.get(metric, ()))
@@ -205,7 +206,7 @@ def _cells_html(cells: pd.DataFrame, cols: list, per_cell: pd.DataFrame | None) 
     for i, (_, c) in enumerate(cells.iterrows()):
         stage = c.get("stage") if isinstance(c.get("stage"), str) else ""
         status = f"<b>{_e(c['status'])}</b>" if c["status"] != "ok" else "ok"
-        tds = (_td_text(None, f'<a href="#cell-{i}">{_e(c["dataset"])}</a>') + _td_text(c["synthesizer"])
+        tds = (_td_text(None, f'<a href="#cell-{i}">{_e(c["dataset"])}</a>') + _td_text(synthesizer_label(c))
                + _td_num(c["seed"], 0) + _td_text(None, status) + _td_text(stage) + _td_text(c["reason"]))
         tds += "".join(_td_num(c.get(m), d) for _, m, d, _ in cols)
         if per_cell is not None:

@@ -19,13 +19,17 @@ from typing import Any
 import pandas as pd
 
 from holdbench.benchmark.layout import DERIVED_DIRS, METRICS_JSON, STATUS_JSON, StudyLayout, canonical, cell_id, results_root
-from holdbench.benchmark.workflow.cellconfig import file_problem
+from holdbench.benchmark.workflow.cellconfig import file_problem, name_conflicts, settings_of
 from holdbench.contracts.io import clean_line
 
 STATUSES = ("ok", "error", "timeout", "oom", "skipped")
 TIMINGS = ("fit_seconds", "sample_seconds", "evaluate_seconds", "wall_seconds", "peak_rss_mb",
            "evaluate_peak_rss_mb")
 _SEED_DIR = re.compile(r"^seed(\d+)$")
+#: synthesizer settings the cells table carries as `setting_<key>`, read from what each cell recorded it ran
+#: with (status.json `config.synthesizer`), never from its name; `generator` is the config's `_target_`
+RECORDED_SETTINGS = ("epsilon", "delta", "p")
+SETTING_PREFIX = "setting_"
 
 
 @dataclass
@@ -167,6 +171,12 @@ def _cell_row(cell: Cell) -> dict[str, Any]:
     }
     for key in TIMINGS + ("overhead_seconds",):
         row[key] = _number(st.get(key))
+    settings = settings_of(st)
+    row["generator"] = clean_line(settings["_target_"]) if isinstance(settings.get("_target_"), str) else None
+    for key in RECORDED_SETTINGS:
+        row[SETTING_PREFIX + key] = _number(settings.get(key))
+    # a variant whose name states a setting its run did not use (params: over `mst_eps3`): flagged wherever shown
+    row["name_conflict"] = clean_line("; ".join(name_conflicts(cell.synthesizer, settings))) or None
     identity = set(row) - {"n_synthetic"}
     row["stage"] = clean_line(row["stage"]) if isinstance(row["stage"], str) else None
     for key, value in cell.metrics.items():
@@ -190,8 +200,9 @@ def _number(value: Any) -> float:
 def cells_table(cells: list[Cell]) -> pd.DataFrame:
     """One row per cell, failed and skipped ones included, in study order.
 
-    Columns: cell_id, dataset, synthesizer, seed, status, stage, reason, path, timings and
-    every scalar key of metrics.json (numbers as float, bools/strings as they are).
+    Columns: cell_id, dataset, synthesizer, seed, status, stage, reason, path, timings, the recorded
+    settings (`generator`, `setting_<key>` of RECORDED_SETTINGS, `name_conflict`) and every scalar
+    key of metrics.json (numbers as float, bools/strings as they are).
     """
     rows = [_cell_row(c) for c in cells]
     base = ["cell_id", "dataset", "synthesizer", "seed", "status", "stage", "reason", "path"]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -71,3 +73,43 @@ def file_problem(path: Path, record: Any) -> str | None:
     if file_record(path)["sha256"] != record["sha256"]:
         return f"{path.name} differs from what was written (checksum)"
     return None
+
+
+#: settings a synthesizer's name may state, by naming convention: `<generator>_eps<ε>` (mst_eps0.3) and
+#: `flip<100 p>` (flip10). A name only states them: what a cell ran with is its recorded config (status.json
+#: `config.synthesizer`), and every figure, table and gate reads it from there (see `settings_of`).
+_STATED = ((re.compile(r"_eps(?P<v>[0-9]+(?:\.[0-9]+)?)$"), "epsilon", lambda m: float(m["v"])),
+           (re.compile(r"^flip(?P<v>[0-9]+)$"), "p", lambda m: int(m["v"]) / 100))
+
+
+def stated_settings(name: str) -> dict[str, float]:
+    """The settings a synthesizer's name states (`mst_eps3` -> {"epsilon": 3.0}, `flip10` -> {"p": 0.1})."""
+    out = {}
+    for pattern, key, value in _STATED:
+        m = pattern.search(str(name))
+        if m:
+            out[key] = value(m)
+    return out
+
+
+def name_conflicts(name: str, config: dict | None) -> list[str]:
+    """Where a synthesizer's name states a setting its config does not use (`mst_eps3` run at ε 1e-300):
+    one phrase per setting, empty when the name states nothing or the config agrees. A setting the
+    config does not have (a class without ε) is no conflict: the name then states nothing about it."""
+    config = config if isinstance(config, dict) else {}
+    out = []
+    for key, stated in stated_settings(name).items():
+        if key not in config:
+            continue
+        ran = config[key]
+        number = isinstance(ran, int | float) and not isinstance(ran, bool)
+        if not (number and math.isclose(float(ran), stated, rel_tol=1e-9, abs_tol=0.0)):
+            out.append(f"its name states {key} {stated:g} but it ran at {key} {ran!r}")
+    return out
+
+
+def settings_of(status: dict) -> dict:
+    """The synthesizer settings a cell ran with, from its status.json (`config.synthesizer`), or {}."""
+    config = status.get("config") if isinstance(status, dict) else None
+    synth = config.get("synthesizer") if isinstance(config, dict) else None
+    return synth if isinstance(synth, dict) else {}

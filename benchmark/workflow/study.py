@@ -25,6 +25,7 @@ from holdbench.benchmark.config import (
     to_container,
     validate_config,
 )
+from holdbench.benchmark.workflow.cellconfig import name_conflicts
 
 SPLITS = ("random", "provided")
 #: what study.json's `kind` says: a study is flat (tables) or sequential (subject + event pairs), never both
@@ -128,6 +129,10 @@ def load_study(name: str, overrides: list[str] | tuple[str, ...] = ()) -> Study:
         try:
             configs[s] = synthesizer_config(s, cfg.get("preset"), params=params.get(s) or {})
             _check_values(s, configs[s], datasets)
+            stated = name_conflicts(s, configs[s])
+            if stated:  # every figure and table reads the recorded setting; a name saying otherwise misleads
+                raise ConfigError(f"synthesizer {s!r}: {'; '.join(stated)} (set by the study's `params` or an "
+                                  "override): add a variant named after the setting it runs, or drop the override")
         except ConfigError as exc:
             raise ConfigError(f"study {name!r}: {exc}") from exc
     wrong = [s for s in synths if is_sequential(configs[s]) != sequential]

@@ -1,6 +1,7 @@
-"""The frontier figure (benchmark/outputs/plots/frontier.py): ε variants parsed from their names, DP points
-joined in order of ε (not of the study's listing), flips joined in order of p, the holdout drawn as
-the reference mark, cells without a result named in the title, no figure without its metrics."""
+"""The frontier figure (benchmark/outputs/plots/frontier.py): ε and p read from what the cells recorded they ran
+with (never from the names), DP points joined in order of ε (not of the study's listing), flips joined in
+order of p, the holdout drawn as the reference mark, a name that states another ε than the run used flagged,
+cells without a result named in the title, no figure without its metrics."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pandas as pd
 import pytest
 
 from holdbench.benchmark.outputs.plots import _base, frontier
-from holdbench.benchmark.outputs.plots.frontier import epsilon_of, frontier_tasks, plot_frontier
+from holdbench.benchmark.outputs.plots.frontier import frontier_tasks, plot_frontier
+from holdbench.benchmark.workflow.cellconfig import name_conflicts, stated_settings
 
 # (synthesizer, F3 ratio, best MIA AUC, DCR share); listed out of ε and p order on purpose
 ROWS = [
@@ -35,7 +37,23 @@ def _tables(dataset: str = "adult") -> tuple[pd.DataFrame, pd.DataFrame]:
                             "dcr_share_mean": [r[3] for r in ROWS]})
     cells = pd.DataFrame({"dataset": dataset, "synthesizer": [r[0] for r in ROWS],
                           "holdout_rule": [r[0] == "holdout" for r in ROWS]})
+    # what each cell recorded it ran with (results.cells_table reads it from status.json)
+    recorded = [_recorded(r[0]) for r in ROWS]
+    for col in ("generator", "setting_epsilon", "setting_p", "name_conflict"):
+        cells[col] = [r[col] for r in recorded]
     return cells, summary
+
+
+TARGETS = {"mst": "holdbench.synthesizers.dp.MST", "privbayes": "holdbench.synthesizers.dp.PrivBayes",
+           "flip": "holdbench.synthesizers.flip.Flip", "cart": "holdbench.synthesizers.cart.CART"}
+
+
+def _recorded(name: str, **ran) -> dict:
+    """The recorded-settings columns of a cell that ran as its name says (or with `ran` over it)."""
+    settings = {**stated_settings(name), **ran}
+    base = "flip" if name.startswith("flip") else name.split("_eps")[0]
+    return {"generator": TARGETS.get(base), "setting_epsilon": settings.get("epsilon", np.nan),
+            "setting_p": settings.get("p", np.nan), "name_conflict": "; ".join(name_conflicts(name, settings)) or None}
 
 
 @pytest.fixture()
@@ -61,13 +79,50 @@ def _line(ax, label: str):
     return found[0]
 
 
-def test_epsilon_of_reads_the_variant_name():
-    assert epsilon_of("mst_eps0.1") == ("mst", 0.1)
-    assert epsilon_of("privbayes_eps10") == ("privbayes", 10.0)
-    assert epsilon_of("my_gen_eps3") == ("my_gen", 3.0)
-    assert epsilon_of("flip10") is None
-    assert epsilon_of("mst") is None
-    assert epsilon_of("eps1") is None
+def test_stated_settings_read_a_name_only_to_compare_it_with_the_run():
+    assert stated_settings("mst_eps0.1") == {"epsilon": 0.1}
+    assert stated_settings("privbayes_eps10") == {"epsilon": 10.0}
+    assert stated_settings("flip10") == {"p": 0.1}
+    assert stated_settings("mst") == {} and stated_settings("eps1") == {}
+    assert name_conflicts("mst_eps3", {"epsilon": 3.0}) == []
+    assert name_conflicts("mst_eps3", {"epsilon": 1e-300}) == ["its name states epsilon 3 but it ran at epsilon 1e-300"]
+    assert name_conflicts("my_eps3", {"other": 1}) == []          # no ε setting: the name states nothing about it
+
+
+def test_epsilon_comes_from_the_recorded_run_not_from_the_name(monkeypatch, tmp_path):
+    """`params:` overrode the ε of mst_eps3 and mst_eps10: the points are labelled with the ε the cells ran
+    at (1e-300 and 1e+308), ordered by it, and the two names are flagged in the title."""
+    figures = []
+    monkeypatch.setattr(frontier, "save", lambda fig, path, tight=True: figures.append(fig) or path)
+    rows = [("mst_eps3", 5.0, 0.5, 0.5), ("mst_eps10", 1.2, 0.6, 0.6), ("mst_eps1", 2.0, 0.55, 0.55)]
+    summary = pd.DataFrame({"dataset": "adult", "synthesizer": [r[0] for r in rows], "F3_ratio_mean": [r[1] for r in rows],
+                            "mia_auc_max_mean": [r[2] for r in rows], "dcr_share_mean": [r[3] for r in rows]})
+    ran = {"mst_eps3": _recorded("mst_eps3", epsilon=1e-300), "mst_eps10": _recorded("mst_eps10", epsilon=1e308),
+           "mst_eps1": _recorded("mst_eps1")}
+    cells = pd.DataFrame([{"dataset": "adult", "synthesizer": n, "holdout_rule": False, **ran[n]} for n, *_ in rows])
+    plot_frontier(cells, summary, "adult", tmp_path / "f.png")
+    top = figures[0].axes[0]
+    labels = {t.get_text() for t in top.texts}
+    assert "3" not in labels and "10" not in labels
+    assert {"1e-300 (name: mst_eps3)", "1e+308 (name: mst_eps10)", "1"} <= labels
+    assert list(_line(top, "mst (ε)").get_xdata()) == [5.0, 2.0, 1.2]   # ε 1e-300, 1, 1e308
+    title = top.get_title(loc="left")
+    assert "ran at another setting than the name states: mst_eps3, mst_eps10" in title
+
+
+def test_a_name_without_a_recorded_setting_is_a_plain_point(monkeypatch, tmp_path):
+    """A cell that recorded no config (its status.json lost) is not placed on an ε line by its name."""
+    figures = []
+    monkeypatch.setattr(frontier, "save", lambda fig, path, tight=True: figures.append(fig) or path)
+    summary = pd.DataFrame({"dataset": "adult", "synthesizer": ["mst_eps3"], "F3_ratio_mean": [2.0],
+                            "mia_auc_max_mean": [0.5], "dcr_share_mean": [0.5]})
+    cells = pd.DataFrame({"dataset": "adult", "synthesizer": ["mst_eps3"], "holdout_rule": [False],
+                          "generator": [None], "setting_epsilon": [np.nan], "setting_p": [np.nan],
+                          "name_conflict": [None]})
+    plot_frontier(cells, summary, "adult", tmp_path / "f.png")
+    top = figures[0].axes[0]
+    assert not [ln for ln in top.get_lines() if ln.get_label() == "mst (ε)"]
+    assert "mst_eps3" in {t.get_text() for t in top.texts}
 
 
 def test_dp_points_are_joined_in_order_of_epsilon(drawn):

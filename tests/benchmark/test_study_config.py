@@ -95,8 +95,8 @@ def test_study_overrides_split_at_top_level_commas_and_may_add_keys():
 
     assert split_overrides("synthesizers=[a,b],n_synthetic=5,params={f: {p: 0.5, q: 1}}") == [
         "synthesizers=[a,b]", "n_synthetic=5", "params={f: {p: 0.5, q: 1}}"]
-    study = load_study("demo", ["synthesizers=[flip10,flip50]", "params={flip50: {p: 0.55}}"])
-    assert study.synthesizers == ("flip10", "flip50") and study.synth_configs["flip50"]["p"] == 0.55
+    study = load_study("demo", ["synthesizers=[flip10,mst_eps1]", "params={mst_eps1: {bins: 12}}"])
+    assert study.synthesizers == ("flip10", "mst_eps1") and study.synth_configs["mst_eps1"]["bins"] == 12
     with pytest.raises(ConfigError, match="synthesiser"):
         load_study("demo", ["synthesiser=[flip10]"])
 

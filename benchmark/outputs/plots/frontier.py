@@ -2,14 +2,17 @@
 
 Two panels share the x axis, the F3 ratio (log; 1 = as close to T as the holdout is): best
 membership-inference AUC (`mia_auc_max`, 0.5 ideal) and DCR share (0.5 ideal) on y. One point per
-synthesizer (mean over seeds); the epsilon variants of one DP generator (`<name>_eps<ε>`) are joined
-in order of ε and labelled with it; the holdout and the flip baselines are reference marks (orange
-diamond, grey crosses joined by a dashed line). Drawn only when the study has both metrics.
+synthesizer (mean over seeds). Every setting comes from what the cells recorded they ran with (the
+cells table's `generator` and `setting_<key>` columns, read from status.json), never from a name: the
+points of one DP generator (same `_target_`, a recorded ε) are joined in order of ε and labelled with
+it; the flips (holdbench.synthesizers.flip.Flip) are joined in order of their recorded p, grey crosses
+on a dashed line; the holdout is the orange diamond. A synthesizer whose name states another setting
+than its cells ran with (`mst_eps3` run at ε 1e-300) is labelled with both and named in the title.
+Drawn only when the study has both metrics.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
@@ -31,14 +34,30 @@ CAPTION = ("Privacy-utility frontier: F3 ratio (x, log, 1 ideal) against the bes
            "DCR share (0.5 ideal both); DP generators' points are joined along epsilon (labels: ε), the holdout "
            "(orange diamond) and the flips (grey crosses, dashed) are the references.")
 METRICS = ("F3_ratio", "mia_auc_max", "dcr_share")
-_EPS = re.compile(r"^(?P<base>.+)_eps(?P<eps>[0-9.]+)$")
-_FLIP = re.compile(r"^flip(?P<p>\d+)$")
+FLIP_TARGET = "holdbench.synthesizers.flip.Flip"
 
 
-def epsilon_of(name: str) -> tuple[str, float] | None:
-    """(generator, ε) of an ε variant's name (`mst_eps0.3` -> ('mst', 0.3)), else None."""
-    m = _EPS.match(name)
-    return (m["base"], float(m["eps"])) if m else None
+def recorded_settings(cells: pd.DataFrame, dataset: str) -> dict[str, dict]:
+    """synthesizer -> {generator, epsilon, p, conflict} of `dataset`'s cells, as they recorded them (the
+    first cell that recorded a config; the seeds of one synthesizer share it)."""
+    out: dict[str, dict] = {}
+    mine = cells[cells["dataset"] == dataset]
+    for _, c in mine.iterrows():
+        gen = c.get("generator")
+        if out.get(c["synthesizer"]) or not isinstance(gen, str):
+            continue
+        conflict = c.get("name_conflict")
+        out[c["synthesizer"]] = {"generator": gen, "epsilon": _num(c.get("setting_epsilon")),
+                                 "p": _num(c.get("setting_p")),
+                                 "conflict": conflict if isinstance(conflict, str) and conflict else ""}
+    return out
+
+
+def _num(v) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return float("nan")
 
 
 def frontier_tasks(code: str, cells: pd.DataFrame, summary: pd.DataFrame, plot_dir: Path, key) -> list:
@@ -60,6 +79,8 @@ def plot_frontier(cells: pd.DataFrame, summary: pd.DataFrame, dataset: str, path
         return None
     refs = reference_synths(cells)
     names = list(rows["synthesizer"])
+    ran = recorded_settings(cells, dataset)
+    ran = {n: ran.get(n) or {} for n in names}
     fig = new_figure(7.0, 7.6)
     axes = fig.subplots(2, 1, sharex=True)
     for ax, metric, label in ((axes[0], "mia_auc_max", "best membership-inference AUC (0.5 ideal)"),
@@ -68,23 +89,27 @@ def plot_frontier(cells: pd.DataFrame, summary: pd.DataFrame, dataset: str, path
         good = np.isfinite(x) & np.isfinite(y) & (x > 0)
         ax.axhline(0.5, color="0.7", linestyle=":", zorder=0)
         ax.axvline(1, color="0.7", linestyle=":", zorder=0)
-        flips = sorted((int(_FLIP.match(n)["p"]), i) for i, n in enumerate(names) if _FLIP.match(n) and good[i])
+        flips = sorted((ran[n]["p"], i) for i, n in enumerate(names)
+                       if good[i] and ran[n].get("generator") == FLIP_TARGET and np.isfinite(ran[n]["p"]))
         if flips:
             idx = [i for _, i in flips]
             ax.plot(x[idx], y[idx], color="0.6", linestyle="--", marker="x", linewidth=1, zorder=1, label="flips")
+        in_line = {i for _, i in flips}
         groups: dict[str, list[tuple[float, int]]] = {}
         for i, n in enumerate(names):
-            if good[i] and epsilon_of(n):
-                base, eps = epsilon_of(n)
-                groups.setdefault(base, []).append((eps, i))
+            if good[i] and i not in in_line and np.isfinite(ran[n].get("epsilon", np.nan)):
+                groups.setdefault(ran[n]["generator"], []).append((ran[n]["epsilon"], i))
         points = []
-        for base, members in sorted(groups.items()):
+        for gen, members in sorted(groups.items()):
             members.sort()
             idx = [i for _, i in members]
-            line = ax.plot(x[idx], y[idx], marker="o", markersize=4.5, linewidth=1.2, zorder=2, label=f"{base} (ε)")
-            points += [(x[i], y[i], f"{eps:g}", line[0].get_color()) for eps, i in members]
+            in_line |= set(idx)
+            line = ax.plot(x[idx], y[idx], marker="o", markersize=4.5, linewidth=1.2, zorder=2,
+                           label=f"{gen.rsplit('.', 1)[-1].lower()} (ε)")
+            points += [(x[i], y[i], f"{eps:g}" + (f" (name: {display(names[i], '', 16)})" if ran[names[i]]["conflict"]
+                                                  else ""), line[0].get_color()) for eps, i in members]
         for i, n in enumerate(names):
-            if not good[i] or epsilon_of(n) or _FLIP.match(n):
+            if not good[i] or i in in_line:
                 continue
             ref = n in refs
             ax.plot([x[i]], [y[i]], marker="D" if ref else "s", color=REF_COLOR if ref else "0.25",
@@ -95,7 +120,21 @@ def plot_frontier(cells: pd.DataFrame, summary: pd.DataFrame, dataset: str, path
         ax.set_ylabel(label)
         ax.legend(loc="best", frameon=False)
     missing = [display(n, "", 16) for i, n in enumerate(names) if not np.isfinite(x[i])]
+    conflicts = [display(n, "", 16) for n in names if ran[n].get("conflict")]
     axes[0].set_title(f"{display(dataset)}: privacy-utility frontier"
-                      + (f"  (no result: {', '.join(missing)})" if missing else ""), loc="left")
+                      + (f"  (no result: {', '.join(missing)})" if missing else "")
+                      + (f"  (ran at another setting than the name states: {', '.join(conflicts)})"
+                         if conflicts else ""), loc="left")
     axes[1].set_xlabel("fidelity: F3 ratio = F3(T,S) / F3(T,H)   (1 ideal, log scale)")
     return save(fig, path)
+
+
+#: the study figure's place in the report (a figure module: FIGURE, CAPTION, ORDER, tasks; see _inputs.py)
+ORDER = 80
+
+
+def tasks(study) -> list:
+    """make_plots' tasks for the frontier figures of a study (_inputs.StudyInputs)."""
+    from holdbench.benchmark.outputs.plots._inputs import study_key
+
+    return frontier_tasks(study.code, study.cells, study.summary, study.plot_dir, study_key)
