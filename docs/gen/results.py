@@ -23,7 +23,7 @@ import json
 import re
 import shutil
 import sys
-from dataclasses import dataclass
+from typing import NamedTuple
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,8 +40,7 @@ class ProvenanceError(ValueError):
     """A committed result directory whose provenance is missing or malformed."""
 
 
-@dataclass(frozen=True)
-class Table:
+class Table(NamedTuple):
     study: str
     file: str
     meta: dict

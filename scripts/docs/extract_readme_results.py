@@ -93,7 +93,7 @@ TABLES = [
     # ---- Bale & Quick
     _table("bale_quick", "leaderboard.csv",
            "| dataset | synthesizer | pMSE ratio | F3 ratio | DCR share | legal criteria vs H / vs LOO | max disclosure ratio, targets in T / in H | MIA AUC (max) | TSTR AUC ratio | fit |",
-           "The Bale & Quick study", "holdbench run bale_quick --datasets adult online-shoppers", run_date="2026-11-23",
+           "The study's cells", "holdbench run bale_quick --datasets adult online-shoppers", run_date="2026-11-23",
            split={"legal criteria vs H / vs LOO": (r"^(\S+) / (\S+)$", ["legal criteria vs H", "legal criteria vs LOO"]),
                   "max disclosure ratio, targets in T / in H":
                       (r"^(\S+) / (\S+)$", ["max disclosure ratio, targets in T", "max disclosure ratio, targets in H"])},
@@ -114,13 +114,13 @@ TABLES = [
     # ---- frontier
     _table("frontier", "leaderboard.csv",
            "| synthesizer | status | ε | F3 ratio | DCR share | best MIA AUC | fit s | peak MB |",
-           "The frontier study", "holdbench run frontier --cores 2", run_commit="d60507f", run_date="2026-11-27", expect=2,
+           "Every cell of the frontier study", "holdbench run frontier --cores 2", run_commit="d60507f", run_date="2026-11-27", expect=2,
            dataset=r"^Measured on ([a-z-]+) \(seed", group_by="dataset",
            note="n_synthetic = 10,000, seed 0; fit seconds are wall seconds on a shared machine (upper bounds)"),
     # ---- sequential
     _table("sequential", "leaderboard.csv",
            "| dataset | synthesizer | status | fit s | eval s | seq F3 ratio | coherence ratio | length ratio | subject DCR share | subject IMS | best attack AUC |",
-           "The sequential study", "holdbench run sequential --cores 1", group_by="dataset",
+           "Every cell of the sequential study", "holdbench run sequential --cores 1", group_by="dataset",
            note="T = 10,046 players of baseball and 2,356 women of nlswork, S with |T| subjects; best attack AUC "
                 "is the subject MIA AUC, the maximum over attacks"),
     _table("sequential", "models.csv",

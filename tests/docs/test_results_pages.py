@@ -1,0 +1,305 @@
+"""The Results pages (docs/gen/results.py): generated from the files committed in results/published/,
+every table as committed, every number traceable to a committed file, every table with its
+provenance, and a missing or malformed provenance failing the build."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from scipy.stats import spearmanr
+
+REPO = Path(__file__).resolve().parents[2]
+PUBLISHED = REPO / "results" / "published"
+GEN = REPO / "docs" / "gen"
+
+
+def _module(name: str):
+    spec = importlib.util.spec_from_file_location(f"d2b_{name}", GEN / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+results = _module("results")
+
+
+def _csv(study: str, file: str) -> list[dict[str, str]]:
+    with (PUBLISHED / study / file).open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _md_tables(page: str) -> list[list[list[str]]]:
+    """Every Markdown table of a page as rows of cells (the separator line dropped, '–' as empty)."""
+    tables, current = [], []
+    for line in page.splitlines() + [""]:
+        if line.startswith("|"):
+            cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip()[1:-1])]
+            if not all(re.fullmatch(r"-+:?", c) for c in cells):
+                current.append(["" if c == "–" else c for c in cells])
+        elif current:
+            tables.append(current)
+            current = []
+    return tables
+
+
+@pytest.fixture(scope="module")
+def pages() -> dict[str, str]:
+    return results.render_pages()
+
+
+@pytest.fixture(scope="module")
+def studies():
+    return results.load_all()
+
+
+def test_the_six_pages_of_the_plan_are_generated(pages):
+    assert sorted(pages) == sorted(["results/index.md", "results/paper.md", "results/frontier.md",
+                                    "results/sequential.md", "results/bale-quick.md", "results/performance.md"])
+    for page, text in pages.items():
+        assert text.startswith("# "), page
+        assert "<small>Provenance" in text, f"{page} shows no table"
+
+
+def test_every_committed_file_is_listed_and_rendered(pages, studies):
+    on_disk = {(d.name, p.name) for d in PUBLISHED.iterdir() if d.is_dir() for p in d.iterdir()
+               if p.name != "provenance.json"}
+    listed = {(t.study, t.file) for tables in studies.values() for t in tables}
+    assert on_disk == listed
+    for study, tables in studies.items():
+        page = pages[results.STUDY_PAGE[study]]
+        for t in tables:
+            assert f"# {t.meta['title']}\n" in page, (study, t.file)
+            assert results.footer(t.meta) in page, (study, t.file)
+
+
+def test_every_table_is_rendered_exactly_as_committed(pages, studies):
+    for study, tables in studies.items():
+        rendered = _md_tables(pages[results.STUDY_PAGE[study]])
+        for t in tables:
+            group = t.meta.get("group_by")
+            if group:
+                k = t.columns.index(group)
+                cols = t.columns[:k] + t.columns[k + 1:]
+                expected = [[cols] + [r[:k] + r[k + 1:] for r in t.rows if r[k] == v]
+                            for v in dict.fromkeys(r[k] for r in t.rows)]
+            else:
+                expected = [[t.columns] + t.rows]
+            for block in expected:
+                assert block in rendered, f"{study}/{t.file}: a table is not on its page as committed"
+    n_expected = sum(len({r[t.columns.index(t.meta['group_by'])] for r in t.rows}) if t.meta.get("group_by") else 1
+                     for tables in studies.values() for t in tables)
+    assert sum(len(_md_tables(p)) for p in pages.values()) == n_expected  # no table that is not a committed file
+
+
+def _decimals(text: str) -> set[str]:
+    return set(re.findall(r"(?<![\w.])\d+\.\d+", text))
+
+
+def test_every_number_on_a_page_comes_from_a_committed_file(pages):
+    committed = set()
+    for path in PUBLISHED.rglob("*"):
+        if path.is_file():
+            committed |= _decimals(path.read_text())
+    for page, text in pages.items():
+        stray = _decimals(text) - committed
+        assert not stray, f"{page}: numbers that no committed result file holds: {sorted(stray)}"
+
+
+def test_prose_carries_no_run_diary(pages):
+    for page, text in pages.items():
+        prose = "\n".join(line for line in text.splitlines()
+                          if not line.startswith(("|", "<small>Provenance", "Conditions:")))
+        assert not re.search(r"\b[0-9a-f]{7,40}\b", prose), f"{page}: a commit hash in the prose"
+        assert not re.search(r"\b\d{1,2}:\d{2}\b", prose), f"{page}: a clock time in the prose"
+        assert not re.search(r"\b20\d\d-\d\d-\d\d\b", prose), f"{page}: a date in the prose"
+
+
+def test_pages_regenerate_identically_and_write_their_figures(tmp_path, pages):
+    written = results.write_pages(tmp_path)
+    for page, text in pages.items():
+        assert (tmp_path / page).read_text() == text
+    for match in re.finditer(r"!\[[^\]]*\]\((img/[^)]+)\)", "".join(pages.values())):
+        assert (tmp_path / "results" / match.group(1)).is_file(), match.group(1)
+    assert any(p.suffix == ".png" for p in written)
+
+
+# ---------------------------------------------------------------- provenance fails loudly
+
+def _copy(tmp_path: Path, study: str = "frontier") -> Path:
+    published = tmp_path / "published"
+    shutil.copytree(PUBLISHED / study, published / study)
+    return published
+
+
+def test_a_missing_provenance_fails_naming_the_file(tmp_path):
+    published = _copy(tmp_path)
+    (published / "frontier" / "provenance.json").unlink()
+    with pytest.raises(results.ProvenanceError, match=r"frontier/provenance.json: missing"):
+        results.render_pages(published)
+
+
+@pytest.mark.parametrize("key", results.REQUIRED)
+def test_a_provenance_without_a_required_key_fails_naming_it(tmp_path, key):
+    published = _copy(tmp_path)
+    path = published / "frontier" / "provenance.json"
+    doc = json.loads(path.read_text())
+    del doc["tables"][0][key]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(results.ProvenanceError, match=rf"tables\[0\] has no '{key}'"):
+        results.render_pages(published)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda doc: doc["tables"][0].update(date="27 Nov"), "is not YYYY-MM-DD"),
+    (lambda doc: doc["tables"][0].update(machine=""), "'machine' must be a non-empty string"),
+    (lambda doc: doc["tables"][0].update(file="nothing.csv"), "'nothing.csv' does not exist"),
+    (lambda doc: doc.update(study="paper"), "'study' must be 'frontier'"),
+    (lambda doc: doc.update(tables=[]), "'tables' must be a non-empty list"),
+])
+def test_a_malformed_provenance_fails(tmp_path, change, message):
+    published = _copy(tmp_path)
+    path = published / "frontier" / "provenance.json"
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(results.ProvenanceError, match=re.escape(message)):
+        results.render_pages(published)
+
+
+def test_unparsable_provenance_unlisted_csv_and_unknown_study_fail(tmp_path):
+    published = _copy(tmp_path)
+    (published / "frontier" / "extra.csv").write_text("a\n1\n")
+    with pytest.raises(results.ProvenanceError, match="extra.csv not listed"):
+        results.render_pages(published)
+    (published / "frontier" / "extra.csv").unlink()
+    (published / "frontier" / "provenance.json").write_text("{not json")
+    with pytest.raises(results.ProvenanceError, match="not valid JSON"):
+        results.render_pages(published)
+    shutil.rmtree(published / "frontier")
+    shutil.copytree(PUBLISHED / "frontier", published / "mystery")
+    doc = json.loads((published / "mystery" / "provenance.json").read_text())
+    (published / "mystery" / "provenance.json").write_text(json.dumps(dict(doc, study="mystery")))
+    with pytest.raises(results.ProvenanceError, match="no results page for mystery"):
+        results.render_pages(published)
+
+
+def test_a_ragged_csv_fails_naming_the_line(tmp_path):
+    published = _copy(tmp_path)
+    path = published / "frontier" / "leaderboard.csv"
+    path.write_text(path.read_text() + "adult,extra\n")
+    with pytest.raises(results.ProvenanceError, match=r"leaderboard.csv: line \d+ has 2 fields"):
+        results.render_pages(published)
+
+
+# ---------------------------------------------------------------- the extracted files' own invariants
+
+def test_paper_spearman_recomputed_from_the_leaderboard():
+    board = _csv("paper", "leaderboard.csv")
+    assert len(board) == 4 * 18
+    for row in _csv("paper", "spearman.csv"):
+        both = [r for r in board if r["dataset"] == row["dataset"] and r["status"].endswith("ok")
+                and r["synthesizer"] != "holdout" and r["F3 ratio"] and r["F3 ratio, published"]]
+        assert len(both) == int(row["synthesizers ok on both sides"]), row["dataset"]
+        rho = spearmanr([float(r["F3 ratio"]) for r in both], [float(r["F3 ratio, published"]) for r in both])[0]
+        assert f"{rho:.3f}" == row["Spearman rho of F3 ratio"], row["dataset"]
+
+
+def test_paper_cpu_shares_and_totals_add_up():
+    rows = {r["dataset"]: r for r in _csv("paper", "cpu.csv")}
+    for ds, r in rows.items():
+        gen, ev = float(r["generate CPU s"]), float(r["evaluate CPU s"])
+        assert abs(ev / (gen + ev) - float(r["evaluate share"])) <= 0.001, ds
+    parts = [r for ds, r in rows.items() if ds != "all"]
+    for col in ("generate CPU s", "evaluate CPU s"):  # per-dataset figures are rounded: the sum to 2 s
+        assert abs(sum(float(r[col]) for r in parts) - float(rows["all"][col])) <= 2, col
+
+
+def test_fit_time_table_is_the_frontier_run_rounded():
+    board = {(r["dataset"], r["synthesizer"]): r for r in _csv("frontier", "leaderboard.csv")}
+    fit = _csv("performance", "fit_time.csv")
+    assert len(fit) == 2 * 9
+    for r in fit:
+        cell = board[(r["dataset"], r["generator"])]
+        assert abs(float(cell["fit s"]) - float(r["fit s"])) <= 0.5, r
+        assert cell["peak MB"] == r["peak MB"], r
+
+
+def test_frontier_epsilon_matches_the_variant_and_holdouts_are_one():
+    board = _csv("frontier", "leaderboard.csv")
+    assert len(board) == 2 * 22
+    for r in board:
+        m = re.search(r"_eps([\d.]+)$", r["synthesizer"])
+        assert r["ε"] == (m.group(1) if m else ""), r
+        if r["synthesizer"] == "holdout":
+            assert r["F3 ratio"] == "1.000"
+    for r in _csv("sequential", "leaderboard.csv"):
+        if r["synthesizer"] == "seq_holdout":
+            assert (r["seq F3 ratio"], r["coherence ratio"], r["length ratio"]) == ("1.00", "1.00", "1.00")
+
+
+def test_extraction_reproduces_the_committed_files(tmp_path):
+    """Re-run the extraction from the README in git history: byte for byte the committed files."""
+    spec = importlib.util.spec_from_file_location("d2b_extract", REPO / "scripts" / "docs" / "extract_readme_results.py")
+    extract = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(extract)
+    probe = subprocess.run(["git", "-C", str(REPO), "cat-file", "-e", f"{extract.SOURCE_COMMIT}:README.md"],
+                           capture_output=True)
+    if probe.returncode:
+        pytest.skip(f"git history without {extract.SOURCE_COMMIT} (a shallow clone): nothing to extract from")
+    studies = extract.extract(extract.SOURCE_COMMIT, tmp_path)
+    for study in studies:
+        for path in sorted((tmp_path / study).iterdir()):
+            assert path.read_bytes() == (PUBLISHED / study / path.name).read_bytes(), f"{study}/{path.name}"
+        committed = {p.name for p in (PUBLISHED / study).iterdir()}
+        assert committed == {p.name for p in (tmp_path / study).iterdir()}, study
+
+
+# ---------------------------------------------------------------- the export path
+
+def test_export_writes_the_committed_form_from_a_study_directory(tmp_path):
+    from holdbench.benchmark.outputs.leaderboard import write_leaderboard
+    from holdbench.benchmark.outputs.results import load_results
+    from tests.benchmark.conftest import build_study
+
+    export = _module("export_results")
+    study = build_study(tmp_path / "results")
+    loaded = load_results(study.path)
+    write_leaderboard(loaded)
+    out = tmp_path / "published" / "toy"
+    out.mkdir(parents=True)
+    (out / "old_extracted.csv").write_text("x\n1\n")
+    export.export(study.path, out, machine_text="test machine")
+    assert sorted(p.name for p in out.iterdir()) == ["leaderboard.csv", "provenance.json"]
+    rows = list(csv.DictReader((out / "leaderboard.csv").open()))
+    assert len(rows) == len(study.keys)
+    heads = {sp.name: sp for sp in loaded.specs if sp.headline}
+    assert "F3_ratio" in heads
+    for r in rows:
+        key = (r["dataset"], r["synthesizer"], int(r["seed"]))
+        written = study.metrics.get(key) or {}
+        for name, sp in heads.items():  # a cell without metrics.json (error, skipped) has empty values
+            assert r[sp.label] == (f"{written[name]:.{sp.digits}f}" if name in written else ""), (key, name)
+    doc = json.loads((out / "provenance.json").read_text())
+    assert doc["tables"][0]["machine"] == "test machine"
+    # the exported directory renders through the same page generator
+    published = tmp_path / "published"
+    (published / "toy").rename(published / "demo")
+    doc["study"] = "demo"
+    (published / "demo" / "provenance.json").write_text(json.dumps(doc))
+    page = results.render_pages(published)["results/index.md"]
+    assert "test machine" in page and "#### alpha" in page
+
+
+def test_export_refuses_a_directory_without_a_leaderboard(tmp_path):
+    export = _module("export_results")
+    with pytest.raises(FileNotFoundError, match="leaderboard.csv"):
+        export.export(tmp_path, tmp_path / "out")
