@@ -34,17 +34,18 @@ def register(sub) -> None:
     p.set_defaults(func=_run)
 
     p = sub.add_parser("validate", help="check a study config and list its cells; runs nothing")
-    p.add_argument("study")
+    p.add_argument("study", help="conf/study/<name>.yaml")
     _restrict_options(p)
     p.set_defaults(func=_validate)
 
     p = sub.add_parser("track", help="(re)log a finished study to MLflow; idempotent")
-    p.add_argument("study")
-    p.add_argument("--uri", default=os.environ.get("MLFLOW_TRACKING_URI", "sqlite:///results/mlflow.db"))
+    p.add_argument("study", help="a study name (results/<study>) or a study directory")
+    p.add_argument("--uri", default=os.environ.get("MLFLOW_TRACKING_URI", "sqlite:///results/mlflow.db"),
+                   help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else sqlite:///results/mlflow.db)")
     p.set_defaults(func=_track)
 
     p = sub.add_parser("report", help="rebuild leaderboard, plots and report.html of a study")
-    p.add_argument("study")
+    p.add_argument("study", help="a study name (results/<study>) or a study directory")
     p.set_defaults(func=_report)
 
 
