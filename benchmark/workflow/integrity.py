@@ -29,6 +29,7 @@ from holdbench.benchmark.layout import (
     synthetic_files,
 )
 from holdbench.benchmark.workflow.cellconfig import cell_config, digest, file_problem, is_sequential_split
+from holdbench.contracts.io import clean_line
 
 STATUSES = ("ok", "error", "timeout", "oom", "skipped")
 
@@ -134,7 +135,7 @@ def scan_cell(lay: StudyLayout, dataset: str, seed: int, synth: str, split: dict
             bad = file_problem(cdir / name, record) if record else _parquet_problem(cdir / name)
             if bad:
                 return repair("generate", redo_gen, bad)
-    retry = _retry(gen, limits, old_limits)
+    retry = _retry(gen, limits, old_limits) or generator_can_run_now(gen, synth_snap.get("config"))
     if retry:
         return repair("generate", redo_gen, retry)
     status, problem = _json(status_path)
@@ -190,6 +191,79 @@ def available_now(unavailable, metrics: dict) -> list[str]:
         _FAMILIES[key] = {f.name: f for f in build_metric_families(metrics)}
     families = _FAMILIES[key]
     return [n for n in unavailable if n in families and not families[n].unavailable()]
+
+
+def generator_plugin(config: Any):
+    """The plug-in environment (holdbench.contracts.plugin_env.PluginEnv) a generator config runs in, or None
+    (a generator of the harness's own venv, or a config that does not resolve). Imports the generator's
+    module only (no library of its own: those live in the plug-in's venv)."""
+    target = config.get("_target_") if isinstance(config, dict) else None
+    if not isinstance(target, str) or "." not in target:
+        return None
+    import importlib
+
+    module, _, name = target.rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module), name)
+        if getattr(cls, "environment", None) is not None:  # a plug-in generator names its own environment
+            from holdbench.benchmark.config import build_synthesizer
+
+            env = build_synthesizer(config).environment
+            return env() if callable(env) else env
+        plugin = getattr(cls, "plugin", None)
+        if isinstance(plugin, str):
+            from holdbench.contracts import plugin_env
+
+            registry = getattr(plugin_env, "PLUGINS", None)
+            return registry[plugin] if isinstance(registry, dict) else plugin_env.get(plugin)
+    except Exception:  # noqa: BLE001 - a config that cannot be resolved here is the generate job's to report
+        return None
+    return None
+
+
+def environment_state(env) -> dict:
+    """What a plug-in's availability depends on, to see later whether it changed: its interpreter and the
+    modification times (ns) of the interpreter link, the venv's requirements stamp and its site-packages
+    (an install command rewrites them). Recorded in generate.json when a plug-in generator did not succeed."""
+    from holdbench.contracts.plugin_env import STAMP
+
+    python = Path(env.python())
+    root = python.parent.parent
+    files = [python, root / STAMP, *sorted(root.glob("lib/python*/site-packages"))]
+    state = {}
+    for f in files:
+        try:
+            state[str(f)] = f.lstat().st_mtime_ns
+        except OSError:
+            state[str(f)] = None
+    return {"plugin": env.name, "python": str(python), "files": state}
+
+
+def generator_can_run_now(gen: dict, config: Any) -> str | None:
+    """Why a generation that was `skipped` (its plug-in venv missing or out of date) or ended `error` (e.g. a
+    broken interpreter) should run again now, or None: its plug-in can run here now and its environment
+    changed since that attempt (the user ran the install command its reason gave). The generator twin of
+    `available_now`; an attempt that recorded the same environment as now is not repeated."""
+    if gen.get("status") not in ("skipped", "error"):
+        return None
+    env = generator_plugin(config)
+    if env is None:
+        return None
+    try:
+        if env.unavailable():
+            return None  # still not installed: the cell stays skipped with the install command
+        now = environment_state(env)
+    except Exception:  # noqa: BLE001 - an unreadable plug-in: nothing has healed
+        return None
+    then = gen.get("plugin_environment")
+    if then == now:
+        return None
+    reason = str(gen.get("reason") or "")
+    if then is None and gen["status"] == "error" and now["python"] not in reason:
+        return None  # an error recorded before environments were: only one that names the interpreter
+    was = "skipped" if gen["status"] == "skipped" else "error"
+    return (f"the {env.name} plug-in can run now and its environment changed since this cell ended {was} "
+            f"({clean_line(reason, 160) or 'no reason recorded'})")
 
 
 def _evaluation_problem(cdir: Path, status: dict) -> str | None:

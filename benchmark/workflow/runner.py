@@ -28,6 +28,7 @@ from holdbench.benchmark.layout import (
     synthetic_files,
 )
 from holdbench.benchmark.workflow.cellconfig import cell_config, digest, file_problem, file_record, is_sequential_split
+from holdbench.benchmark.workflow.integrity import environment_state, generator_plugin
 from holdbench.contracts.io import clean_line, write_json, write_text
 
 VERSIONED = ("holdbench", "sdv", "torch", "pandas", "numpy", "scikit-learn", "snakemake", "mlflow")
@@ -158,6 +159,13 @@ def do_generate(study_dir: Path, dataset: str, seed: int, synth: str) -> None:
         else:
             for n in names:
                 (cdir / n).unlink(missing_ok=True)
+            env = generator_plugin(cfg)
+            if env is not None:  # a later run retries the cell once this environment changed (integrity)
+                try:
+                    result["plugin_environment"] = environment_state(env)
+                except Exception as exc:  # noqa: BLE001 - the cell's own failure is what to report
+                    print(f"[holdbench] {dataset}/seed{seed}/{synth}: cannot record the {env.name} plug-in's "
+                          f"state ({clean_line(str(exc), 200)})", file=sys.stderr)
         result.update(
             stage="generate", config=cfg, generate_digest=digest(cell_config(split, snap)), limits=limits,
             versions={**versions(), **(result.pop("synthesizer_versions", None) or {})}, git_commit=git_commit(),
