@@ -130,19 +130,9 @@ else
 fi
 say "holdbench and its Python dependencies (pip install -e .[dev,r,docs]; 2-8 minutes on a fresh machine)"
 $PIP -e ".[dev,r,docs]"
-# plug-in venvs (contracts/plugin_env.py lists them: anonymeter, whose numpy < 1.27 pin cannot share
-# this environment, and the DP and forest generators): each from its fully pinned requirements file
+# plug-in venvs: every plug-in folder contracts/plugin_env.py discovers (synthesizers/plugins/*/,
+# metrics/plugins/*/ and $HOLDBENCH_PLUGIN_PATH's: anonymeter, whose numpy < 1.27 pin cannot share this
+# environment, the DP and forest generators, a user's own), each from its fully pinned requirements.txt
 # with --no-deps, reinstalled only when that file changes (its sha256 is stamped in the venv)
-while IFS=$'\t' read -r NAME VENV REQ WHY; do
-  SUM=$(sha256sum "$REQ" | cut -d' ' -f1)
-  if [ "$(cat "$VENV/.requirements.sha256" 2>/dev/null)" != "$SUM" ]; then
-    say "$NAME's own venv in $VENV ($WHY; about 1 minute)"
-    rm -rf "$VENV"
-    python3 -m venv "$VENV"
-    "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps -r "$REQ"
-    echo "$SUM" > "$VENV/.requirements.sha256"
-  else
-    say "$NAME's own venv in $VENV: already installed"
-  fi
-done < <(python3 -m holdbench.contracts.plugin_env)
+python3 -m holdbench.contracts.plugin_env install
 say "done"

@@ -1,13 +1,18 @@
 """Plug-in environments: libraries whose pins clash with holdbench's run in their own venv.
 
-One mechanism for every such plug-in (anonymeter's attacks, the DP and forest generators):
+One mechanism for every such plug-in (anonymeter's attacks, the DP and forest generators, a user's own):
 
-- a plug-in has a name, a pinned requirements file and a venv `<repo>/.venv-<name>`; the
-  interpreter is, in this order, an explicit override, `$HOLDBENCH_<NAME>_PYTHON`, the venv's
-  `bin/python`;
-- `.ci/install.sh` installs every venv listed by `python3 -m holdbench.contracts.plugin_env` from its
-  requirements file and writes the file's sha256 into `<venv>/.requirements.sha256`; a venv whose
-  stamp differs from the requirements file is out of date and reported as not installed;
+- a plug-in is one folder, discovered by scanning `synthesizers/plugins/*/` and `metrics/plugins/*/`
+  of this package and every folder listed in `$HOLDBENCH_PLUGIN_PATH` (os.pathsep-separated, each
+  holding plug-in folders): a folder is a plug-in when it holds `plugin.toml` (`why` it is isolated,
+  the import `packages` its venv must have), its pinned `requirements.txt` and its `worker.py` (the
+  code that runs inside the venv); the plug-in's name is the folder's name;
+- its venv is `.venv-<name>` in `$HOLDBENCH_VENV_DIR` (default: the checkout's root); the interpreter
+  is, in this order, an explicit override, `$HOLDBENCH_<NAME>_PYTHON`, the venv's `bin/python`;
+- `python3 -m holdbench.contracts.plugin_env install [NAME ...]` (run by `.ci/install.sh`) installs every
+  discovered venv from its requirements file and writes the file's sha256 into
+  `<venv>/.requirements.sha256`; a venv whose stamp differs from the requirements file is out of date
+  and reported as not installed, and is rebuilt by `install`;
 - `run_worker` runs `<python> -I <worker.py> WORKDIR` in its own session: holdbench writes its
   inputs into WORKDIR (parquet + config.json), the worker writes `WORKDIR/result.json`; exit code
   `MISSING_EXIT` with `{"missing": "..."}` means the library cannot be imported there;
@@ -24,10 +29,12 @@ import json
 import os
 import resource
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
 import time
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,24 +44,40 @@ SETTINGS_EXIT = 4
 STAMP = ".requirements.sha256"
 
 
+#: where the shipped plug-in folders live, relative to REPO (this package's root)
+PLUGIN_ROOTS = ("synthesizers/plugins", "metrics/plugins")
+#: the files a plug-in folder holds
+METADATA, REQUIREMENTS, WORKER = "plugin.toml", "requirements.txt", "worker.py"
+PATH_VAR, VENV_DIR_VAR = "HOLDBENCH_PLUGIN_PATH", "HOLDBENCH_VENV_DIR"
+
+
 @dataclass(frozen=True)
 class PluginEnv:
     """A plug-in's isolated interpreter: `name` (venv `.venv-<name>`, env var `HOLDBENCH_<NAME>_PYTHON`),
-    its pinned `requirements` (repo-relative), the import `packages` its worker needs, and `why` it is
-    isolated (shown by install.sh)."""
+    its `folder` (holding plugin.toml, requirements.txt and worker.py), the import `packages` its
+    worker needs, and `why` it is isolated (shown by `install`)."""
 
     name: str
-    requirements: str
+    folder: Path
     packages: tuple[str, ...]
     why: str
 
     @property
     def venv(self) -> Path:
-        return REPO / f".venv-{self.name}"
+        return Path(os.environ.get(VENV_DIR_VAR) or REPO) / f".venv-{self.name}"
 
     @property
     def requirements_path(self) -> Path:
-        return REPO / self.requirements
+        return self.folder / REQUIREMENTS
+
+    @property
+    def requirements(self) -> str:
+        """The requirements file as shown to a user: relative to the checkout when inside it."""
+        return _shown(self.requirements_path)
+
+    @property
+    def worker(self) -> Path:
+        return self.folder / WORKER
 
     @property
     def env_var(self) -> str:
@@ -72,6 +95,12 @@ class PluginEnv:
         v, r = shlex.quote(str(self.venv)), shlex.quote(str(self.requirements_path))
         return (f"python3 -m venv {v} && {v}/bin/python -m pip install --no-deps -r {r} && "
                 f"sha256sum {r} | cut -d' ' -f1 > {v}/{STAMP}")
+
+    def current(self) -> bool:
+        """The venv exists and its stamp is the requirements file's sha256 (what `install` leaves)."""
+        stamp = self.venv / STAMP
+        return (self.venv / "bin" / "python").exists() and stamp.is_file() and \
+            stamp.read_text().strip() == requirements_sha256(self.requirements_path)
 
     def unavailable(self, override: str | os.PathLike | None = None) -> str | None:
         """Why the plug-in cannot run here (no interpreter, a venv without its packages, a venv built
@@ -97,16 +126,85 @@ def requirements_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-#: every plug-in environment; .ci/install.sh installs them in this order
-PLUGINS: dict[str, PluginEnv] = {p.name: p for p in (
-    PluginEnv("anonymeter", "metrics/anonymeter_requirements.txt", ("anonymeter",),
-              "anonymeter 1.1 pins numpy < 1.27"),
-    PluginEnv("dp", "synthesizers/dp_requirements.txt", ("snsynth", "DataSynthesizer"),
-              "smartnoise-synth (MST) and DataSynthesizer (PrivBayes) draw from numpy's global RNG "
-              "and pull jax and opacus"),
-    PluginEnv("forest", "synthesizers/forest_requirements.txt", ("arfpy", "ForestDiffusion"),
-              "arfpy draws from numpy's global RNG; ForestDiffusion pulls xgboost, lightgbm and catboost"),
-)}
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(REPO))
+    except ValueError:
+        return str(path)
+
+
+def search_path() -> list[Path]:
+    """The folders scanned for plug-in folders: the shipped ones, then `$HOLDBENCH_PLUGIN_PATH`'s."""
+    extra = [Path(p).expanduser() for p in os.environ.get(PATH_VAR, "").split(os.pathsep) if p.strip()]
+    for p in extra:
+        if not p.is_dir():
+            raise ValueError(f"{PATH_VAR}: {p} is not a folder (it lists folders that hold plug-in folders)")
+    return [REPO / r for r in PLUGIN_ROOTS] + extra
+
+
+def load_plugin(folder: Path) -> PluginEnv:
+    """The plug-in of one folder, from its plugin.toml; a clear error naming the file when it is incomplete."""
+    meta_path = folder / METADATA
+    try:
+        meta = tomllib.loads(meta_path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"plug-in {folder.name}: cannot read {meta_path}: {exc}") from None
+    unknown = sorted(set(meta) - {"why", "packages"})
+    if unknown:
+        raise ValueError(f"{meta_path}: unknown key(s) {unknown} (known: why, packages)")
+    why, packages = meta.get("why"), meta.get("packages")
+    if not isinstance(why, str) or not why.strip():
+        raise ValueError(f"{meta_path}: `why` must say why the plug-in needs its own venv (a non-empty string)")
+    if not isinstance(packages, list) or not packages or not all(isinstance(p, str) and p for p in packages):
+        raise ValueError(f"{meta_path}: `packages` must list the import packages its venv must have, "
+                         "e.g. packages = [\"snsynth\"]")
+    for needed in (REQUIREMENTS, WORKER):
+        if not (folder / needed).is_file():
+            raise ValueError(f"plug-in {folder.name}: {folder / needed} is missing (a plug-in folder holds "
+                             f"{METADATA}, {REQUIREMENTS} and {WORKER})")
+    return PluginEnv(folder.name, folder.resolve(), tuple(packages), why.strip())
+
+
+def discover() -> dict[str, PluginEnv]:
+    """Every plug-in on the search path, by name (in search-path order, then by name); two folders of
+    one name are an error naming both."""
+    found: dict[str, PluginEnv] = {}
+    for root in search_path():
+        for meta in sorted(root.glob(f"*/{METADATA}")):
+            plugin = load_plugin(meta.parent)
+            if plugin.name in found:
+                raise ValueError(f"two plug-ins named {plugin.name!r}: {found[plugin.name].folder} and "
+                                 f"{plugin.folder}")
+            found[plugin.name] = plugin
+    return found
+
+
+def get(name: str) -> PluginEnv:
+    """The plug-in called `name`; a KeyError naming the folders searched when there is none."""
+    plugins = discover()
+    if name not in plugins:
+        raise KeyError(f"no plug-in {name!r} (a folder {name}/ with {METADATA}) in "
+                       f"{', '.join(map(str, search_path()))}; add its parent folder to ${PATH_VAR}")
+    return plugins[name]
+
+
+def install(names: list[str] | None = None, say=print) -> list[str]:
+    """Install the venv of each named plug-in (default: every discovered one) with its install_command,
+    unless it is current; returns the names installed now. Idempotent: an unchanged requirements file
+    (same sha256, wherever it lives) is not installed again."""
+    plugins = discover()
+    chosen = [get(n) for n in names] if names else list(plugins.values())
+    done = []
+    for p in chosen:
+        if p.current():
+            say(f"{p.name}'s own venv in {p.venv}: already installed")
+            continue
+        say(f"{p.name}'s own venv in {p.venv} ({p.why}), from {p.requirements}")
+        if p.venv.exists():
+            shutil.rmtree(p.venv)
+        subprocess.run(p.install_command(), shell=True, check=True)  # noqa: S602 - our own quoted command
+        done.append(p.name)
+    return done
 
 
 def run_worker(label: str, python: Path, worker: Path, workdir: Path, timeout: float,
@@ -174,13 +272,16 @@ def _tail(path: Path, n: int = 20) -> str:
 
 
 def main(argv: list[str]) -> int:
-    """`python3 -m holdbench.contracts.plugin_env`: one line per plug-in, `name<TAB>venv<TAB>requirements<TAB>why`
-    (read by .ci/install.sh)."""
+    """`python3 -m holdbench.contracts.plugin_env`: one line per plug-in,
+    `name<TAB>venv<TAB>requirements<TAB>why`; `... install [NAME ...]`: install their venvs."""
+    if argv and argv[0] == "install":
+        install(argv[1:] or None, say=lambda m: print(f"[plugin_env] {m}", flush=True))
+        return 0
     if argv:
-        print("usage: python3 -m holdbench.contracts.plugin_env", file=sys.stderr)
+        print("usage: python3 -m holdbench.contracts.plugin_env [install [NAME ...]]", file=sys.stderr)
         return 2
-    for p in PLUGINS.values():
-        print(f"{p.name}\t{p.venv.relative_to(REPO)}\t{p.requirements}\t{p.why}")
+    for p in discover().values():
+        print(f"{p.name}\t{p.venv}\t{p.requirements}\t{p.why}")
     return 0
 
 

@@ -6,7 +6,7 @@ it is installed in its own virtual environment and driven through a subprocess:
   1. this module (main environment, no anonymeter import) writes T, H and S as parquet into a
      temporary directory, categorical columns as strings (missing = null) and numeric columns as
      float64, so both sides read back exactly the same values and dtypes;
-  2. `<venv python> -I metrics/_anonymeter_worker.py DIR` runs the evaluators with T as `ori`,
+  2. `<venv python> -I metrics/plugins/anonymeter/worker.py DIR` runs the evaluators with T as `ori`,
      H as `control` and S as `syn` and writes DIR/result.json;
   3. the JSON becomes an `AnonymeterResult`.
 
@@ -49,8 +49,9 @@ import pandas as pd
 from holdbench.contracts import plugin_env
 from holdbench.metrics.registry import EvalData, MetricFamily, metric
 
-ENV = plugin_env.PLUGINS["anonymeter"]
-WORKER = Path(__file__).with_name("_anonymeter_worker.py")
+#: the `anonymeter` plug-in: the folder metrics/plugins/anonymeter/ (plugin.toml, requirements.txt, worker.py)
+ENV = plugin_env.load_plugin(Path(__file__).parent / "plugins" / "anonymeter")
+WORKER = ENV.worker
 EVALUATORS = ("singling_uni", "singling_multi", "linkability", "inference")
 LINK_SPLITS = ("halves", "qi")
 REGRESSION_MIN_LEVELS = 20

@@ -1,5 +1,5 @@
-"""Generators whose library lives in a plug-in venv (contracts/plugin_env.py), driven by
-synthesizers/_plugin_worker.py in a subprocess.
+"""Generators whose library lives in a plug-in venv (contracts/plugin_env.py), driven in a subprocess
+by synthesizers/plugins/holdbench_worker.py, which runs the plug-in folder's worker.py.
 
 `fit` checks that the plug-in's interpreter is there (else SynthesizerUnavailable with the install
 command: the cell is `skipped`), codes T for the worker and runs its fit stage, which pickles the
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import tempfile
 import weakref
 from pathlib import Path
@@ -24,28 +25,39 @@ import pandas as pd
 from holdbench.contracts import plugin_env
 from holdbench.synthesizers.base import FitContext, Synthesizer, SynthesizerUnavailable
 
-WORKER = Path(__file__).with_name("_plugin_worker.py")
+#: the worker side every plug-in shares: it loads the plug-in's own worker.py inside the venv
+WORKER = Path(__file__).parent / "plugins" / "holdbench_worker.py"
 MISSING_LEVEL = "<NA>"
 #: a plug-in worker gets this long per stage; the harness's own cell timeout normally ends a cell first
 WORKER_TIMEOUT_S = 24 * 3600.0
 
 
 class IsolatedSynthesizer(Synthesizer):
-    """Base of the plug-in generators: a subclass names its `plugin`, its worker `method` and the
-    settings it hands over (`params()`)."""
+    """Base of the plug-in generators: a subclass, defined in its plug-in folder, names its worker
+    `method` and the settings it hands over (`params()`). Its plug-in is the folder its module lives
+    in (`plugin`: the folder's name)."""
 
-    plugin: ClassVar[str]
     method: ClassVar[str]
+
+    @property
+    def environment(self) -> plugin_env.PluginEnv:
+        """The plug-in this class belongs to: the folder its module lives in (plugin.toml, requirements.txt,
+        worker.py; contracts/plugin_env.py), whose name is the plug-in's."""
+        return plugin_env.load_plugin(Path(sys.modules[type(self).__module__].__file__).resolve().parent)
+
+    @property
+    def plugin(self) -> str:
+        return self.environment.name
 
     def params(self) -> dict:
         raise NotImplementedError
 
     def fit(self, train: pd.DataFrame, ctx: FitContext) -> None:
-        env = plugin_env.PLUGINS[self.plugin]
+        env = self.environment
         missing = env.unavailable()
         if missing:
             raise SynthesizerUnavailable(missing)
-        self._python = env.python()
+        self._python, self._env = env.python(), env
         self._schema = ctx.schema
         train = ctx.schema.coerce(train, f"{self.method}: training data")
         self._categorical = [c.name for c in ctx.schema.columns if c.model_kind == "categorical" or c.dtype == "bool"]
@@ -90,7 +102,8 @@ class IsolatedSynthesizer(Synthesizer):
             work = Path(tmp)
             for name, df in frames.items():
                 df.to_parquet(work / f"{name}.parquet", index=False)
-            config = {"stage": stage, "method": self.method, "params": self.params(), "seed": seed, "n": n,
+            config = {"stage": stage, "worker": str(self._env.worker), "method": self.method,
+                      "params": self.params(), "seed": seed, "n": n,
                       "categorical": self._categorical, "numeric": self._numeric, "integer": self._integer,
                       "missing_level": MISSING_LEVEL,
                       "model": str(self._dir / "model.pkl")}
@@ -98,7 +111,7 @@ class IsolatedSynthesizer(Synthesizer):
             payload, _, _ = plugin_env.run_worker(self.method, self._python, WORKER, work, WORKER_TIMEOUT_S)
             if "missing" in payload:
                 raise SynthesizerUnavailable(f"{self.plugin} not installed: "
-                                             f"{plugin_env.PLUGINS[self.plugin].install_command()} "
+                                             f"{self._env.install_command()} "
                                              f"({self._python}: {payload['missing']})")
             self._versions = payload["versions"]
             return pd.read_parquet(work / f"{read}.parquet") if read else payload

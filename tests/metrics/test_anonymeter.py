@@ -110,7 +110,7 @@ def test_missing_interpreter_gives_nan_and_the_install_command(tmp_path):
     assert all(math.isnan(getattr(res, f"anonymeter_{e}_risk")) for e in EVALUATORS)
     assert res.anonymeter_reason.startswith("anonymeter not installed: ")
     assert install_command() in res.anonymeter_reason
-    assert "python3 -m venv" in install_command() and "anonymeter_requirements.txt" in install_command()
+    assert "python3 -m venv" in install_command() and "metrics/plugins/anonymeter/requirements.txt" in install_command()
 
 
 def test_interpreter_resolution_order(monkeypatch, tmp_path):

@@ -14,8 +14,10 @@ from holdbench.contracts.plugin_env import MISSING_EXIT, SETTINGS_EXIT, PluginEn
 
 def _fake_env(tmp_path: Path, monkeypatch, packages=("libx",)) -> PluginEnv:
     monkeypatch.setattr(plugin_env, "REPO", tmp_path)
-    (tmp_path / "req.txt").write_text("libx==1.0\n")
-    return PluginEnv("fake", "req.txt", tuple(packages), "test")
+    monkeypatch.delenv(plugin_env.VENV_DIR_VAR, raising=False)
+    (tmp_path / "fake").mkdir()
+    (tmp_path / "fake" / "requirements.txt").write_text("libx==1.0\n")
+    return PluginEnv("fake", tmp_path / "fake", tuple(packages), "test")
 
 
 def _venv(env: PluginEnv, with_package: bool = True) -> Path:
@@ -29,11 +31,17 @@ def _venv(env: PluginEnv, with_package: bool = True) -> Path:
     return site
 
 
-def test_every_plugin_has_its_requirements_file_and_listing():
+def test_every_shipped_plugin_folder_is_discovered_and_listed(monkeypatch):
+    monkeypatch.delenv(plugin_env.PATH_VAR, raising=False)
+    monkeypatch.delenv(plugin_env.VENV_DIR_VAR, raising=False)
     lines = [ln.split("\t") for ln in _main_output().splitlines()]
-    assert [ln[0] for ln in lines] == list(plugin_env.PLUGINS)
+    # the folders, independently of the discovery: every plugin.toml under the two plug-in roots
+    folders = {p.parent.name: p.parent for root in ("synthesizers/plugins", "metrics/plugins")
+               for p in (plugin_env.REPO / root).glob("*/plugin.toml")}
+    assert sorted(ln[0] for ln in lines) == sorted(folders) and {"anonymeter", "dp", "forest"} <= set(folders)
     for name, venv, req, why in lines:
-        assert venv == f".venv-{name}" and (plugin_env.REPO / req).is_file() and why
+        assert venv == str(plugin_env.REPO / f".venv-{name}") and why
+        assert plugin_env.REPO / req == folders[name] / "requirements.txt" and (folders[name] / "worker.py").is_file()
 
 
 def _main_output() -> str:
@@ -49,7 +57,7 @@ def _main_output() -> str:
 def test_no_interpreter_names_the_install_command(tmp_path, monkeypatch):
     env = _fake_env(tmp_path, monkeypatch)
     why = env.unavailable()
-    assert why.startswith("fake not installed: python3 -m venv") and "--no-deps -r" in why and "req.txt" in why
+    assert why.startswith("fake not installed: python3 -m venv") and "--no-deps -r" in why and "fake/requirements.txt" in why
 
 
 def test_venv_without_the_package_is_unavailable(tmp_path, monkeypatch):
@@ -104,3 +112,87 @@ def test_run_worker_failure_names_the_plugin_and_shows_stderr(tmp_path):
     worker.write_text("import sys\nprint('boom here', file=sys.stderr)\nsys.exit(1)\n")
     with pytest.raises(RuntimeError, match=r"libx worker failed with exit code 1(.|\n)*boom here"):
         run_worker("libx", Path(sys.executable), worker, tmp_path, 30)
+
+
+# ------------------------------------------------------------------ discovery of plug-in folders
+def _plugin_folder(parent: Path, name: str, toml: str = 'why = "clashing pins"\npackages = ["libx"]\n') -> Path:
+    folder = parent / name
+    folder.mkdir(parents=True)
+    (folder / "plugin.toml").write_text(toml)
+    (folder / "requirements.txt").write_text("libx==1.0\n")
+    (folder / "worker.py").write_text("")
+    return folder
+
+
+def test_a_folder_on_the_plugin_path_is_discovered(tmp_path, monkeypatch):
+    folder = _plugin_folder(tmp_path / "mine", "toyx")
+    monkeypatch.setenv(plugin_env.PATH_VAR, str(tmp_path / "mine"))
+    monkeypatch.setenv(plugin_env.VENV_DIR_VAR, str(tmp_path / "venvs"))
+    found = plugin_env.discover()
+    assert {"anonymeter", "dp", "forest", "toyx"} <= set(found)
+    toy = found["toyx"]
+    assert (toy.folder, toy.packages, toy.why) == (folder.resolve(), ("libx",), "clashing pins")
+    assert toy.venv == tmp_path / "venvs" / ".venv-toyx" and toy.worker == folder.resolve() / "worker.py"
+    assert plugin_env.get("toyx") == toy
+    monkeypatch.delenv(plugin_env.PATH_VAR)
+    with pytest.raises(KeyError, match="no plug-in 'toyx'.*HOLDBENCH_PLUGIN_PATH"):
+        plugin_env.get("toyx")
+
+
+@pytest.mark.parametrize("toml, match", [
+    ('packages = ["libx"]\n', "`why` must say"),
+    ('why = "x"\n', "`packages` must list"),
+    ('why = "x"\npackages = ["libx"]\nvenv = "y"\n', r"unknown key\(s\) \['venv'\]"),
+    ('why = "x\n', "cannot read"),
+])
+def test_an_incomplete_plugin_toml_is_refused_naming_the_file(tmp_path, toml, match):
+    folder = _plugin_folder(tmp_path, "bad", toml)
+    with pytest.raises(ValueError, match=match) as err:
+        plugin_env.load_plugin(folder)
+    assert "plugin.toml" in str(err.value)
+
+
+def test_a_plugin_folder_without_its_worker_is_refused(tmp_path):
+    folder = _plugin_folder(tmp_path, "bad")
+    (folder / "worker.py").unlink()
+    with pytest.raises(ValueError, match=r"worker\.py is missing"):
+        plugin_env.load_plugin(folder)
+
+
+def test_two_plugins_of_one_name_are_an_error(tmp_path, monkeypatch):
+    _plugin_folder(tmp_path / "a", "twin")
+    _plugin_folder(tmp_path / "b", "twin")
+    monkeypatch.setenv(plugin_env.PATH_VAR, f"{tmp_path / 'a'}:{tmp_path / 'b'}")
+    with pytest.raises(ValueError, match="two plug-ins named 'twin'"):
+        plugin_env.discover()
+
+
+def test_a_missing_folder_on_the_plugin_path_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.setenv(plugin_env.PATH_VAR, str(tmp_path / "nowhere"))
+    with pytest.raises(ValueError, match="HOLDBENCH_PLUGIN_PATH: .*nowhere is not a folder"):
+        plugin_env.discover()
+
+
+def test_install_skips_a_current_venv_and_rebuilds_a_stale_one(tmp_path, monkeypatch):
+    _plugin_folder(tmp_path / "mine", "toyx")
+    monkeypatch.setenv(plugin_env.PATH_VAR, str(tmp_path / "mine"))
+    monkeypatch.setenv(plugin_env.VENV_DIR_VAR, str(tmp_path / "venvs"))
+    toy = plugin_env.get("toyx")
+    ran = []
+    monkeypatch.setattr(plugin_env.subprocess, "run", lambda cmd, **kw: ran.append(cmd))
+    _venv(toy)
+    (toy.venv / plugin_env.STAMP).write_text(requirements_sha256(toy.requirements_path) + "\n")
+    assert plugin_env.install(["toyx"], say=lambda m: None) == [] and ran == []
+    toy.requirements_path.write_text("libx==2.0\n")
+    assert plugin_env.install(["toyx"], say=lambda m: None) == ["toyx"]
+    assert ran == [toy.install_command()] and not toy.venv.exists()  # the stale venv removed first
+
+
+def test_the_installed_venvs_stamps_match_the_moved_requirements_files():
+    """A requirements file that moved into its plug-in folder unchanged keeps its venv current (the stamp
+    is the file's sha256): checked on the venvs installed here."""
+    installed = [p for p in plugin_env.discover().values() if (p.venv / plugin_env.STAMP).is_file()]
+    if not installed:
+        pytest.skip("no plug-in venv installed here")
+    for p in installed:
+        assert p.current(), f"{p.name}: stamp {(p.venv / plugin_env.STAMP).read_text().strip()} != {p.requirements}"

@@ -12,8 +12,8 @@ import pytest
 from holdbench.benchmark.config import build_synthesizer, synthesizer_config
 from holdbench.contracts import plugin_env
 from holdbench.synthesizers.base import SynthesizerUnavailable
-from holdbench.synthesizers.dp import MST, PrivBayes
-from holdbench.synthesizers.forest import ARF, ForestDiffusion
+from holdbench.synthesizers.plugins.dp import MST, PrivBayes
+from holdbench.synthesizers.plugins.forest import ARF, ForestDiffusion
 
 GENERATORS = {"mst_eps1": "dp", "privbayes_eps1": "dp", "arf": "forest", "forest_flow": "forest", "forest_vp": "forest"}
 
@@ -40,7 +40,7 @@ def test_epsilon_variants_carry_their_epsilon():
 
 @pytest.mark.parametrize("name", sorted(GENERATORS))
 def test_missing_venv_is_unavailable_with_the_install_command(name, monkeypatch, tmp_path, train, fit_ctx):
-    env = plugin_env.PLUGINS[GENERATORS[name]]
+    env = plugin_env.get(GENERATORS[name])
     monkeypatch.setenv(env.env_var, str(tmp_path / "no" / "python"))
     synth = build_synthesizer(synthesizer_config(name, "smoke"))
     with pytest.raises(SynthesizerUnavailable, match="not installed") as err:
@@ -49,7 +49,7 @@ def test_missing_venv_is_unavailable_with_the_install_command(name, monkeypatch,
 
 
 def _needs(plugin: str):
-    why = plugin_env.PLUGINS[plugin].unavailable()
+    why = plugin_env.get(plugin).unavailable()
     return pytest.mark.skipif(why is not None, reason=str(why))
 
 

@@ -61,7 +61,7 @@ def test_no_pickle_is_ever_loaded():
             if pattern.search(line)]
     # one exception: the plug-in worker reads back the model its own fit stage pickled, in a private
     # directory the synthesizer made with tempfile.mkdtemp (mode 0700) -- never a file of a results dir
-    worker = [h for h in hits if h.startswith("synthesizers/_plugin_worker.py:")]
+    worker = [h for h in hits if h.startswith("synthesizers/plugins/holdbench_worker.py:")]
     assert [h for h in hits if h not in worker] == []
     assert len(worker) <= 1
     isolated = (REPO / "synthesizers" / "_isolated.py").read_text()

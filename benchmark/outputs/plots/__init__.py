@@ -1,11 +1,15 @@
 """The study's figures as PNG files: `make_plots(results, n_jobs)` draws every one of them.
 
-Study figures (results/<study>/plots/), after Platzer & Reutterer (2021):
-    fidelity_<dataset>.png   Figure 9: F1-F3 per synthesizer, log axis, the holdout's F(T,H) as reference
-    privacy_<dataset>.png    Figure 10: DCR share with its interval around 0.5; mean DCR to T and to H
-    tradeoff.png   Figure 11: F3 ratio against DCR share, the flip baselines as a curve
-    utility.png, attacks.png, disclosure.png: the headline metrics of those groups, when computed
-    drilldown_<dataset>_<column>.png   Figures 6-8: a column in T, H and S per synthesizer
+Study figures (results/<study>/plots/): one module of this package each, exporting FIGURE (its file
+name), CAPTION, ORDER and tasks(study) (see _inputs.py), found by scanning the package
+(`figure_modules()`); after Platzer & Reutterer (2021):
+    fidelity.py   fidelity_<dataset>.png: Figure 9, F1-F3 per synthesizer, log axis, F(T,H) as reference
+    privacy.py    privacy_<dataset>.png: Figure 10, DCR share with its interval; mean DCR to T and to H
+    coherence.py  coherence_<dataset>.png (sequential studies)
+    tradeoff.py   tradeoff.png: Figure 11, F3 ratio against DCR share, the flip baselines as a curve
+    utility.py, attacks.py, disclosure.py: the headline metrics of those groups, when computed
+    frontier.py   frontier_<dataset>.png: the privacy-utility frontier
+    drilldown.py  drilldown_<dataset>_<column>.png: Figures 6-8, a column in T, H and S per synthesizer
 Per cell (in the cell directory), one figure per artifact table: marginals.png,
 dcr_histogram.png, nndr_distribution.png, mia_roc.png, disclosure_curve.png, tuning_trace.png.
 Sequential (subject + event) studies (benchmark/outputs/plots/sequential.py): coherence_<dataset>.png per
@@ -22,13 +26,17 @@ inputs are absent is not drawn.
 from __future__ import annotations
 
 import hashlib
+import importlib
+import os
+import pkgutil
 from pathlib import Path
+from types import ModuleType
 
 from matplotlib import rc_context, style
 
-from holdbench.benchmark.layout import SYNTHETIC
-from holdbench.benchmark.outputs.plots import frontier, sequential
+from holdbench.benchmark.outputs.plots import sequential
 from holdbench.benchmark.outputs.plots._base import RC, safe
+from holdbench.benchmark.outputs.plots._inputs import StudyInputs, cell_key, file_digest
 from holdbench.benchmark.outputs.plots.cell import CELL_FIGURES as _FLAT_CELL_FIGURES
 from holdbench.benchmark.outputs.plots.cell import (
     plot_cell_marginals,
@@ -42,7 +50,7 @@ from holdbench.benchmark.outputs.plots.drilldown import bucket_labels, drilldown
 from holdbench.benchmark.outputs.plots.study import plot_fidelity, plot_group, plot_privacy, plot_tradeoff
 
 __all__ = [
-    "CELL_FIGURES", "STUDY_FIGURES", "bucket_labels", "cell_figures", "drilldown_columns", "make_plots",
+    "CELL_FIGURES", "bucket_labels", "cell_figures", "drilldown_columns", "figure_modules", "make_plots",
     "plot_cell_marginals", "plot_dcr_histogram", "plot_disclosure", "plot_drilldown", "plot_fidelity",
     "plot_group", "plot_mia_roc", "plot_nndr", "plot_privacy", "plot_tradeoff", "plot_tuning_trace",
     "study_figures",
@@ -50,33 +58,43 @@ __all__ = [
 
 #: every per-cell figure: artifact -> (plot function, caption), flat cells' then sequential cells'
 CELL_FIGURES = {**_FLAT_CELL_FIGURES, **sequential.CELL_FIGURES}
-
-#: study figure files ({dataset}: one per dataset, in study order) and their captions, in report order
-STUDY_FIGURES = (
-    ("fidelity_{dataset}.png", ("Fidelity (paper Figure 9): F1, F2, F3 per synthesizer on a log axis; the orange "
-                               "diamond and the dashed line are the holdout reference F(T,H). Lower is closer to T; "
-                               "far below the holdout means S copies T.")),
-    ("privacy_{dataset}.png", ("Privacy (paper Figure 10): DCR share with its 95% interval, zoomed around the ideal "
-                              "0.5 (values beyond the window are marked off scale), and the mean distance of "
-                              "synthetic records to their closest record in T and in H.")),
-    (sequential.COHERENCE_FIGURE, sequential.COHERENCE_CAPTION),
-    ("tradeoff.png", ("Trade-off (paper Figure 11): F3 ratio against DCR share; the holdout at ratio 1 and share 0.5 "
-                     "is where a perfect generator sits, the flip baselines trace the trade-off curve.")),
-    ("utility.png", "Utility: the headline utility metrics (pMSE ratio, TSTR AUC ratio) per synthesizer."),
-    ("attacks.png", "Attacks: the headline membership-inference metrics per synthesizer (AUC 0.5 ideal)."),
-    ("disclosure.png", "Attribute disclosure: the disclosure metrics per synthesizer."),
-    (frontier.FIGURE, frontier.CAPTION),
-    ("drilldown_{dataset}_*.png", ("Marginal drill-down: share of records per bucket in T, H and S (paper Figures "
-                                  "6-8); the first numeric bucket includes its left edge.")),
-)
-_GROUP_FIGURES = (("utility", "utility.png", "Utility beyond marginals (dashed: the ideal value)"),
-                  ("attack", "attacks.png", "Membership inference (dashed: the ideal value)"),
-                  ("disclosure", "disclosure.png", "Attribute disclosure (dashed: the ideal value)"))
+#: what a study figure module exports
+FIGURE_EXPORTS = ("FIGURE", "CAPTION", "ORDER", "tasks")
+#: folders of a user's own figure modules, os.pathsep-separated: scanned as part of this package
+PATH_VAR = "HOLDBENCH_FIGURE_PATH"
 
 
-def _group_specs(specs: list, group: str) -> list:
-    in_group = [sp for sp in specs if sp.group == group]
-    return [sp for sp in in_group if sp.headline] or in_group[:3]
+def _extend_path() -> None:
+    """Add $HOLDBENCH_FIGURE_PATH's folders to this package's search path (so a user's figure module is
+    `holdbench.benchmark.outputs.plots.<name>`, importable in joblib's workers too)."""
+    for entry in os.environ.get(PATH_VAR, "").split(os.pathsep):
+        if not entry.strip():
+            continue
+        folder = Path(entry).expanduser().resolve()
+        if not folder.is_dir():
+            raise ValueError(f"{PATH_VAR}: {folder} is not a folder (it lists folders of figure modules)")
+        if str(folder) not in __path__:
+            __path__.append(str(folder))
+
+
+def figure_modules() -> tuple[ModuleType, ...]:
+    """The study figure modules of this package and of $HOLDBENCH_FIGURE_PATH's folders, in report order
+    (ORDER, then name): every public module that defines FIGURE. One that defines FIGURE but misses
+    another export is an error naming it."""
+    _extend_path()
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if not hasattr(module, "FIGURE"):
+            continue
+        missing = [e for e in FIGURE_EXPORTS if not hasattr(module, e)]
+        if missing:
+            raise TypeError(f"figure module {module.__file__} defines FIGURE but not {', '.join(missing)} "
+                            f"(a study figure module exports {', '.join(FIGURE_EXPORTS)}; see _inputs.py)")
+        found.append(module)
+    return tuple(sorted(found, key=lambda m: (m.ORDER, m.__name__)))
 
 
 def _cell_path(results, cell, artifact: str) -> Path:
@@ -94,15 +112,17 @@ def cell_figures(results, cell) -> list[tuple[Path, str]]:
 
 
 def study_figures(results) -> list[tuple[Path, str]]:
-    """(png, caption) of the study figures on disk, in STUDY_FIGURES order (datasets in study order)."""
+    """(png, caption) of the study figures on disk, in report order (figure_modules(); datasets in study
+    order), each caption from its module."""
     plot_dir = results.layout.plots_dir
     datasets = list(dict.fromkeys(results.table["dataset"])) if len(results.table) else []
     out: list[tuple[Path, str]] = []
-    for pattern, caption in STUDY_FIGURES:
+    for module in figure_modules():
+        pattern = module.FIGURE
         names = [pattern.format(dataset=safe(d)) for d in datasets] if "{dataset}" in pattern else [pattern]
         for name in names:
             paths = sorted(plot_dir.glob(name)) if "*" in name else [plot_dir / name]
-            out += [(p, caption) for p in paths if p.is_file() and p not in {q for q, _ in out}]
+            out += [(p, module.CAPTION) for p in paths if p.is_file() and p not in {q for q, _ in out}]
     return out
 
 
@@ -120,70 +140,12 @@ def _source_digest() -> str:
     """Digest of this package's code and matplotlib's version: a change to either redraws every figure."""
     import matplotlib
 
+    _extend_path()
     h = hashlib.sha256(matplotlib.__version__.encode())
-    for f in sorted(Path(__file__).parent.glob("*.py")):
-        h.update(f.name.encode() + f.read_bytes())
+    for folder in __path__:
+        for f in sorted(Path(folder).glob("*.py")):
+            h.update(f.name.encode() + f.read_bytes())
     return h.hexdigest()
-
-
-def _file_digest(path: Path) -> str:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return "missing"
-
-
-def _frame_text(df) -> str:
-    return df.to_csv(index=False)
-
-
-def _key(code: str, *parts) -> str:
-    h = hashlib.sha256(code.encode())
-    for part in parts:
-        h.update(b"\0" + (part if isinstance(part, bytes) else str(part).encode()))
-    return h.hexdigest()
-
-
-def _study_key(code: str, fn, cells, summary, *extra) -> str:
-    """A study figure's inputs: the cells table (without per-run paths and timings) and the summary."""
-    from holdbench.benchmark.outputs.results import TIMINGS
-
-    drop = [c for c in cells.columns if c in ("path", "overhead_seconds") or c in TIMINGS]
-    sdrop = [c for c in summary.columns if any(c.startswith(t) for t in (*TIMINGS, "overhead_seconds"))]
-    return _key(code, fn.__name__, _frame_text(cells.drop(columns=drop)), _frame_text(summary.drop(columns=sdrop)),
-                *(repr(e) for e in extra))
-
-
-def _drilldown_key(code: str, results, dataset: str, column: str, cells: list) -> str:
-    """A drill-down's inputs: the split files it reads and, per cell of the dataset, its name, status
-    and synthetic table."""
-    parts = [dataset, column]
-    for seed in sorted({c.seed for c in cells}):
-        parts += [_file_digest(results.layout.train(dataset, seed)), _file_digest(results.layout.holdout(dataset, seed))]
-    for c in cells:
-        parts += [c.cell_id, c.ok, bool(c.status.get("holdout_rule")),
-                  _file_digest(results.layout.cell_file(c.dataset, c.seed, c.synthesizer, SYNTHETIC)) if c.ok else ""]
-    return _key(code, "plot_drilldown", *parts)
-
-
-def _artifact_key(code: str, fn, dataset: str, cells: list, artifact: str) -> str:
-    """A study figure drawn from one artifact table of every cell of a dataset: each cell's name, status,
-    metrics and table file."""
-    import json
-
-    parts = [dataset]
-    for c in cells:
-        parts += [c.cell_id, c.ok, json.dumps(c.metrics, sort_keys=True, default=str),
-                  _file_digest(c.path / f"{artifact}.csv")]
-    return _key(code, fn.__name__, *parts)
-
-
-def _cell_key(code: str, fn, cell, artifact: str) -> str:
-    """A cell figure's inputs: its artifact table (the file it was read from), the cell's metrics and name."""
-    import json
-
-    return _key(code, fn.__name__, cell.cell_id, _file_digest(cell.path / f"{artifact}.csv"),
-                json.dumps(cell.metrics, sort_keys=True, default=str))
 
 
 def make_plots(results, n_jobs: int = 1, stats: dict | None = None) -> list[Path]:
@@ -191,8 +153,8 @@ def make_plots(results, n_jobs: int = 1, stats: dict | None = None) -> list[Path
     study has (study figures first), drawn now or kept from an earlier run.
 
     Each figure is keyed by a digest of the inputs it reads and of the plotting code
-    (results/<study>/.figures.json); a figure whose key is unchanged and whose file is still
-    there is not drawn again. The figures to draw are independent, so joblib draws them in `n_jobs`
+    (results/<study>/.figures.json, with the sha256 of the PNG drawn); a figure whose key is unchanged
+    and whose file is still there with that sha256 is not drawn again (a truncated or altered PNG is). The figures to draw are independent, so joblib draws them in `n_jobs`
     worker processes. Study figures of an earlier run that this run does not have are removed from
     plots/. `stats`, when given, receives how many figures were drawn and how many kept.
     """
@@ -208,40 +170,14 @@ def make_plots(results, n_jobs: int = 1, stats: dict | None = None) -> list[Path
         return []
     code = _source_digest()
     summary = aggregate(cells, results.specs)
+    study = StudyInputs(results, cells, summary, plot_dir, code)
     tasks: list[tuple[str, Path, tuple]] = []  # (key, the figure's path, (fn, *args))
-    for dataset in dict.fromkeys(cells["dataset"]):  # one page per dataset: readable on a laptop screen
-        if any(f"F{k}_mean" in summary for k in (1, 2, 3)):
-            out = plot_dir / f"fidelity_{safe(dataset)}.png"
-            tasks.append((_study_key(code, plot_fidelity, cells, summary, dataset), out,
-                          (plot_fidelity, cells, summary, out, [dataset])))
-        if "dcr_share_mean" in summary:
-            out = plot_dir / f"privacy_{safe(dataset)}.png"
-            tasks.append((_study_key(code, plot_privacy, cells, summary, dataset), out,
-                          (plot_privacy, cells, summary, out, [dataset])))
-        if "seq_coherence_ratio_mean" in summary:
-            out = plot_dir / sequential.COHERENCE_FIGURE.format(dataset=safe(dataset))
-            mine = [c for c in results.cells if c.dataset == dataset]
-            tasks.append((_artifact_key(code, sequential.plot_coherence, dataset, mine, "seq_coherence"), out,
-                          (sequential.plot_coherence, mine, dataset, out)))
-    if "F3_ratio_mean" in summary and "dcr_share_mean" in summary:
-        out = plot_dir / "tradeoff.png"
-        tasks.append((_study_key(code, plot_tradeoff, cells, summary), out, (plot_tradeoff, cells, summary, out)))
-    tasks += frontier.frontier_tasks(code, cells, summary, plot_dir, _study_key)
-    for group, name, title in _GROUP_FIGURES:
-        specs = _group_specs(results.specs, group)
-        if specs:
-            tasks.append((_study_key(code, plot_group, cells, summary, specs, title), plot_dir / name,
-                          (plot_group, cells, summary, specs, title, plot_dir / name)))
-    for dataset in dict.fromkeys(cells["dataset"]):
-        mine = [c for c in results.cells if c.dataset == dataset]
-        for column in drilldown_columns(results, dataset):
-            out = plot_dir / f"drilldown_{safe(dataset)}_{safe(column)}.png"
-            tasks.append((_drilldown_key(code, results, dataset, column, mine), out,
-                          (plot_drilldown, lay, dataset, column, mine, out)))
+    for module in figure_modules():
+        tasks += module.tasks(study)
     n_study = len(tasks)
     for cell in results.cells:
         if cell.ok:
-            tasks += [(_cell_key(code, fn, cell, artifact), _cell_path(results, cell, artifact),
+            tasks += [(cell_key(code, fn, cell, artifact), _cell_path(results, cell, artifact),
                        (fn, cell, _cell_path(results, cell, artifact)))
                       for artifact, (fn, _) in CELL_FIGURES.items() if artifact in cell.artifacts]
     old = read_json_object(lay.figure_keys)
@@ -251,7 +187,8 @@ def make_plots(results, n_jobs: int = 1, stats: dict | None = None) -> list[Path
     for i, (key, path, _) in enumerate(tasks):
         rel = str(path.relative_to(lay.root))
         was = old.get(rel)
-        if isinstance(was, dict) and was.get("key") == key and (path.is_file() or not was.get("drawn")):
+        if isinstance(was, dict) and was.get("key") == key and (
+                not was.get("drawn") or (path.is_file() and was.get("sha256") == file_digest(path))):
             drawn[i] = path if was.get("drawn") else None
             keys[rel] = was
         else:
@@ -262,7 +199,8 @@ def make_plots(results, n_jobs: int = 1, stats: dict | None = None) -> list[Path
         new = Parallel(n_jobs=n_jobs)(delayed(_draw)(*tasks[i][2]) for i in todo)
     for i, p in zip(todo, new):
         drawn[i] = p
-        keys[str(tasks[i][1].relative_to(lay.root))] = {"key": tasks[i][0], "drawn": p is not None}
+        keys[str(tasks[i][1].relative_to(lay.root))] = {"key": tasks[i][0], "drawn": p is not None,
+                                                        **({"sha256": file_digest(p)} if p else {})}
     written = [p for p in drawn if p]
     if plot_dir.is_dir():
         keep = {p for p in drawn[:n_study] if p}

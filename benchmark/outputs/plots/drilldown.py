@@ -24,6 +24,7 @@ from holdbench.benchmark.outputs.plots._base import (
     common_prefix,
     display,
     new_figure,
+    safe,
     save,
     short,
 )
@@ -165,3 +166,21 @@ def _parquet_columns(path: Path) -> list[str]:
         return list(pq.read_schema(path).names)
     except (OSError, ValueError):  # no readable split here
         return []
+
+
+#: the study figure (see _inputs.py): one file per dataset and drilled-into column
+FIGURE = "drilldown_{dataset}_*.png"
+CAPTION = ("Marginal drill-down: share of records per bucket in T, H and S (paper Figures 6-8); the first numeric "
+           "bucket includes its left edge.")
+ORDER = 90
+
+
+def tasks(study) -> list:
+    out = []
+    for dataset in study.datasets:
+        mine = study.cells_of(dataset)
+        for column in drilldown_columns(study.results, dataset):
+            path = study.plot_dir / f"drilldown_{safe(dataset)}_{safe(column)}.png"
+            out.append((study.split_key(plot_drilldown, dataset, mine, column), path,
+                        (plot_drilldown, study.results.layout, dataset, column, mine, path)))
+    return out

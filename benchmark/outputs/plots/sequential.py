@@ -1,5 +1,6 @@
 """Figures of sequential (subject + event) cells: the sequence-length histogram of each cell and
-the coherence figure of each dataset (from the `sequential` metric family's artifact tables)."""
+the coherence figure of each dataset (from the `sequential` metric family's artifact tables; its
+study-figure module is coherence.py)."""
 
 from __future__ import annotations
 
@@ -24,13 +25,6 @@ from holdbench.benchmark.outputs.plots.cell import _num, _table, _title, plot_dc
 LENGTH_CAPTION = ("Sequence length: share of subjects with each number of events in T, H and S. S's bars should "
                   "follow H's as closely as H's follow T's (Sequence length ratio 1); S equal to T exactly = "
                   "the lengths were copied.")
-COHERENCE_FIGURE = "coherence_{dataset}.png"
-COHERENCE_CAPTION = ("Coherence: per event column, the TVD of (value at event t, value at event t+1) of S against "
-                     "T, divided by the same TVD of the holdout H (1 = as coherent as unseen real sequences; far "
-                     "above 1 = the order of events is lost). The number after each synthesizer is its coherence "
-                     "ratio (mean over the columns' TVDs, S over H).")
-
-
 def plot_length_histogram(cell, path: Path) -> Path | None:
     """Share of subjects by sequence length in T, H and S (lengths beyond the 99th percentile of T pooled)."""
     hist = _table(cell, "seq_length_histogram", {"length", "train", "holdout", "synthetic"})

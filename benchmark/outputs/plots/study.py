@@ -277,3 +277,14 @@ def plot_group(cells: pd.DataFrame, summary: pd.DataFrame, specs: list, title: s
             ax.tick_params(labelleft=False)
     fig.suptitle(title, fontsize=9)
     return save(fig, path)
+
+
+def group_tasks(study, group: str, title: str, path: Path) -> list:
+    """make_plots' task for a plot_group figure of one registry group: its headline metrics, else its first
+    three; none when the study has no metric of the group."""
+    in_group = [sp for sp in study.results.specs if sp.group == group]
+    specs = [sp for sp in in_group if sp.headline] or in_group[:3]
+    if not specs:
+        return []
+    return [(study.study_key(plot_group, specs, title), path,
+             (plot_group, study.cells, study.summary, specs, title, path))]

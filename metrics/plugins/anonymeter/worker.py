@@ -1,6 +1,6 @@
 """Run anonymeter's three evaluators; executed by the ISOLATED interpreter, never imported by holdbench.
 
-Usage: <venv python> -I _anonymeter_worker.py WORKDIR
+Usage: <venv python> -I worker.py WORKDIR   (the `anonymeter` plug-in; see contracts/plugin_env.py)
 
 WORKDIR holds `train.parquet` (T, anonymeter's `ori`), `control.parquet` (H, `control`),
 `synthetic.parquet` (S, `syn`) and `config.json`, all written by metrics/anonymeter_bridge.py.
@@ -138,7 +138,7 @@ def _run_one(name: str, cfg: dict, frames: dict, modules: dict) -> dict:
 
 def main(argv: list) -> int:
     if len(argv) != 2:
-        print("usage: _anonymeter_worker.py WORKDIR", file=sys.stderr)
+        print("usage: worker.py WORKDIR", file=sys.stderr)
         return 2
     workdir = Path(argv[1])
     cfg = json.loads((workdir / "config.json").read_text())

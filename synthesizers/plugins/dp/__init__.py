@@ -22,7 +22,8 @@
 
 In both, the set of levels of each categorical column is read from T (no budget): ε covers the
 counts, not which levels exist. Both libraries draw from numpy's global RNG; they run in the
-isolated `dp` venv (contracts/plugin_env.py), whose worker seeds it from the cell's seed.
+isolated `dp` venv: this folder is the `dp` plug-in (plugin.toml, requirements.txt, worker.py;
+contracts/plugin_env.py), whose worker seeds it from the cell's seed.
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ def _check_epsilon(who: str, epsilon: float) -> float:
 class MST(IsolatedSynthesizer):
     """smartnoise-synth's MST at (epsilon, delta); preprocessor_eps of epsilon estimates numeric bounds."""
 
-    plugin = "dp"
     method = "mst"
 
     def __init__(self, epsilon: float = 1.0, delta: float = 1e-9, preprocessor_eps: float | None = None,
@@ -70,7 +70,6 @@ class MST(IsolatedSynthesizer):
 class PrivBayes(IsolatedSynthesizer):
     """DataSynthesizer's PrivBayes at epsilon with a network of the given degree (parents per node)."""
 
-    plugin = "dp"
     method = "privbayes"
 
     def __init__(self, epsilon: float = 1.0, degree: int = 2, histogram_bins: int = 20) -> None:

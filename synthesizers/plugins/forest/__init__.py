@@ -10,7 +10,8 @@
   regressor (`n_estimators`, `max_depth`), trained on `duplicate_K` noisy copies of every row.
   Categorical columns are one-hot coded by ForestDiffusion; missing numerics are left to XGBoost.
 
-Both run in the isolated `forest` venv (contracts/plugin_env.py), one thread each; the worker seeds
+Both run in the isolated `forest` venv, one thread each: this folder is the `forest` plug-in
+(plugin.toml, requirements.txt, worker.py; contracts/plugin_env.py); the worker seeds
 numpy's global RNG (arfpy has no seed argument) and passes the seed to scikit-learn / XGBoost.
 """
 
@@ -28,7 +29,6 @@ def _positive_int(who: str, name: str, value: int) -> int:
 class ARF(IsolatedSynthesizer):
     """arfpy's adversarial random forest (`arf`) with density estimation (`forde`) and sampling (`forge`)."""
 
-    plugin = "forest"
     method = "arf"
 
     def __init__(self, num_trees: int = 30, delta: float = 0.0, max_iters: int = 10, min_node_size: int = 5,
@@ -52,7 +52,6 @@ class ARF(IsolatedSynthesizer):
 class ForestDiffusion(IsolatedSynthesizer):
     """ForestDiffusion with XGBoost: flow matching or VP diffusion over n_t noise levels."""
 
-    plugin = "forest"
     method = "forest_diffusion"
 
     def __init__(self, diffusion_type: str = "flow", n_t: int = 50, duplicate_K: int = 100,
