@@ -254,7 +254,8 @@ PAGES = {
     "results/performance.md": (
         "Performance",
         "Time and memory: the demo study end to end, the metric panel per family, sharded evaluation, "
-        "and the fit and sample time of the differentially private and forest-based generators. Times "
+        "the fit and sample time of the differentially private and forest-based generators, and the "
+        "benchmark scripts' figures. Times "
         "were taken on a 2-core machine shared with other jobs; each footer names the run."),
 }
 
@@ -360,6 +361,9 @@ PROSE = {
         "The differentially private and forest-based generators of the frontier study, in their plug-in "
         "environments. MST's memory is jax's; ForestDiffusion runs at settings scaled down to the 2-core "
         "budget."),
+    ("performance", "bench_scripts.csv"): (
+        "What the benchmark scripts in `scripts/bench/` measured, one figure a row, with the date each was "
+        "recorded. A range is the spread over repeated runs or over cells."),
     ("references", "references.csv"): None,
 }
 

@@ -183,6 +183,75 @@ PROSE = [
 ]
 
 
+#: the benchmark scripts' figures, stated in passages of prose: each passage (from the line matching
+#: `start` to a blank line or the next bullet, lines joined) is matched by `pattern`; each named group
+#: becomes one row (script, measure, value, unit, the date the README recorded it)
+BENCH = dict(study="performance", file="bench_scripts.csv",
+             title="The benchmark scripts' figures",
+             command="python scripts/bench/SCRIPT, SCRIPT in the script column (each row has the date it was recorded)",
+             regenerate="the script of each row, from the repository root",
+             note="on the 2-core machine, mostly shared with other jobs; a range is the spread over repeats or cells")
+BENCH_PASSAGES = [
+    dict(script="bench_metrics.py", start=r"^- \*\*Metrics\*\* \(",
+         pattern=r"exact\) (?P<a>\S+) s, (?P<b>\S+)× faster.*?triples\) (?P<c>\S+) s, (?P<d>\S+)× faster"
+                 r".*?peaks at (?P<e>\S+) MiB",
+         rows={"a": ("DCR privacy family on adult (S against T and H, exact)", "s"),
+               "b": ("the same against an exact one-hot matrix-product baseline", "× faster"),
+               "c": ("F1+F2+F3 on credit-default", "s"),
+               "d": ("the same against pandas groupby", "× faster"),
+               "e": ("peak memory of a full adult evaluation", "MiB")}),
+    dict(script="bench_loading.py", start=r"^- \*\*Loading\*\* \(",
+         pattern=r"raw files (?P<a>\S+) s, from cache (?P<b>\S+) s",
+         rows={"a": ("the four paper datasets from their raw files", "s"),
+               "b": ("the same from the cache", "s")}),
+    dict(script="bench_workflow.py", start=r"^- \*\*Workflow\*\* \(",
+         pattern=r"runs in (?P<a>\S+) s on 2 cores; wall time / sum of job times (?P<b>\S+); harness overhead per "
+                 r"cell median (?P<c>\S+) s \(max (?P<d>\S+) s",
+         rows={"a": ("the demo study on 2 cores, wall", "s"),
+               "b": ("wall time / sum of job times", "ratio"),
+               "c": ("harness overhead per cell, median", "s"),
+               "d": ("harness overhead per cell, max (cells that load torch)", "s")}),
+    dict(script="bench_synthesizers.py", start=r"^- \*\*Synthesizers on adult's T\*\* \(",
+         pattern=r"gaussian_copula fit (?P<a>\S+) s; cart fit (?P<b>\S+) s; CTGAN ≈ (?P<c>\S+) s/epoch .*?"
+                 r"TVAE ≈ (?P<d>\S+) s/epoch, CopulaGAN ≈ (?P<e>\S+) s/epoch",
+         rows={"a": ("gaussian_copula fit on adult's T", "s"), "b": ("cart fit on adult's T", "s"),
+               "c": ("CTGAN on adult's T, per epoch", "s"), "d": ("TVAE on adult's T, per epoch", "s"),
+               "e": ("CopulaGAN on adult's T, per epoch", "s")}),
+    dict(script="bench_sequential.py --sample 40", start=r"^Measured on baseball \(T = [\d,]+ players, `python",
+         pattern=r"take (?P<a>\S+) s of CPU \((?P<b>\S+) MB peak\).*? (?P<c>\S+) s for the holdout row and "
+                 r"(?P<d>\S+) s for the others.*?takes (?P<e>\S+) s a cell",
+         rows={"a": ("the sequential measures of a baseball cell, CPU", "s"),
+               "b": ("the same, peak memory", "MB"),
+               "c": ("every family of the sequential metrics config, holdout row, CPU", "s"),
+               "d": ("the same, other rows", "s"),
+               "e": ("a plain pandas version of the D2.2 table, TVDs, coherence and lengths, per cell", "s")}),
+    dict(script="bench_mlflow_ui.py results/demo", start=r"^\s+`--workers 1`: MLflow's default",
+         pattern=r"(?P<a>\S+) s until the UI answers with the default 4 workers, (?P<b>\S+) s with one; "
+                 r"`holdbench track` into a fresh store \(schema creation included\) (?P<c>\S+) s",
+         rows={"a": ("MLflow UI answering, default 4 workers", "s"),
+               "b": ("MLflow UI answering, 1 worker", "s"),
+               "c": ("holdbench track into a fresh store", "s")}),
+    dict(script="(pip install --no-deps -r into a fresh venv, wheel cache warm)",
+         start=r"^nvidia-nccl-cu12\. Measured `pip install",
+         pattern=r"dp (?P<a>\S+) s \((?P<b>\S+) GB\), forest (?P<c>\S+) s \((?P<d>\S+) GB\); both together "
+                 r"through the install.sh loop: (?P<e>\S+) s",
+         rows={"a": ("plug-in venv dp, install", "s"), "b": ("plug-in venv dp, disk", "GB"),
+               "c": ("plug-in venv forest, install", "s"), "d": ("plug-in venv forest, disk", "GB"),
+               "e": ("both through .ci/install.sh", "s")}),
+]
+
+
+def passage(lines: list[str], start: str) -> tuple[int, int, str]:
+    """(first line, last line, text joined with single spaces) of the passage starting at `start`."""
+    hits = [i for i, line in enumerate(lines) if re.match(start, line)]
+    if len(hits) != 1:
+        raise ValueError(f"{len(hits)} README lines match {start!r}, expected 1")
+    first = last = hits[0]
+    while last + 1 < len(lines) and lines[last + 1].strip() and not re.match(r"^\s*- ", lines[last + 1]):
+        last += 1
+    return first, last, " ".join(" ".join(lines[first:last + 1]).split())
+
+
 def git(*args: str) -> str:
     return subprocess.run(["git", "-C", str(REPO), *args], check=True, capture_output=True, text=True).stdout
 
@@ -353,6 +422,20 @@ def extract(commit: str, out: Path) -> dict[str, list[dict]]:
         write_csv(out / spec["study"] / spec["file"], ["dataset", *spec["columns"]], rows)
         prov = provenance(dict(spec, group_by=None), lines_blame, hits[0][0], hits[-1][0])
         studies.setdefault(spec["study"], []).append(prov)
+    rows, first_last = [], []
+    for item in BENCH_PASSAGES:
+        first, last, text = passage(lines, item["start"])
+        m = re.search(item["pattern"], text)
+        if not m:
+            raise ValueError(f"{item['script']}: README passage at line {first + 1} does not match {item['pattern']!r}")
+        sha, when = max(lines_blame[first:last + 1], key=lambda x: x[1])
+        day = datetime.fromtimestamp(when, timezone.utc).strftime("%Y-%m-%d")
+        rows += [[item["script"], label, clean(m.group(g)), unit, day] for g, (label, unit) in item["rows"].items()]
+        first_last.append((first, last))
+    write_csv(out / BENCH["study"] / BENCH["file"], ["script", "measure", "value", "unit", "recorded"], rows)
+    newest = max(first_last, key=lambda fl: max(t for _, t in lines_blame[fl[0]:fl[1] + 1]))
+    studies.setdefault(BENCH["study"], []).append(
+        provenance(dict(BENCH, run_commit=None, group_by=None), lines_blame, *newest))
     for study, tables in studies.items():
         doc = {"study": study, "tables": tables}
         (out / study / "provenance.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
