@@ -46,6 +46,11 @@ _NUMPY_MAX_WORK = 200_000_000
 _NUMPY_BLOCK = 1 << 21
 #: T's counts are kept between calls (holdout, then each S) up to this many buckets per k
 _KEEP_TRAIN_COUNTS = 1 << 22
+#: combinations per order k averaged when `max_combinations` is None: every k-combination up to this many
+#: (the paper's exact F_k: any table up to 182 columns for F3, 1414 for F2), else a seeded sample of this many
+#: (`combinations_sampled` true, n_combinations_k the sample size), drawn without listing the C(n, k)
+#: combinations: a 10,000-column table has 1.7e11 3-way ones, whose list alone exceeds any memory limit
+WIDE_SAMPLE = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -68,31 +73,64 @@ class FidelityScores:
 
 def select_combinations(n_columns: int, k: int, max_combinations: int | None,
                         rng: np.random.Generator) -> tuple[np.ndarray, bool]:
-    """All k-combinations of column indices, or a seeded sample of max_combinations of them.
+    """All k-combinations of column indices, or a seeded sample of max_combinations of them (None:
+    WIDE_SAMPLE, so only a table with more than that many k-combinations is sampled).
 
-    Returns (array of shape (m, k) in lexicographic order, whether it was sampled).
+    Returns (array of shape (m, k) in lexicographic order, whether it was sampled). A sample is drawn as
+    ranks (rng.choice without replacement over C(n, k)) turned into combinations arithmetically: its cost
+    and memory grow with the sample, not with C(n, k).
     """
     total = math.comb(n_columns, k)
-    if max_combinations is None or total <= max_combinations:
+    limit = WIDE_SAMPLE if max_combinations is None else max_combinations
+    if total <= limit:
         combos = np.array(list(itertools.combinations(range(n_columns), k)), dtype=np.int64)
         return combos.reshape(total, k), False
-    pick = np.sort(rng.choice(total, size=max_combinations, replace=False))
-    combos = np.array([_unrank_combination(int(r), n_columns, k) for r in pick], dtype=np.int64)
-    return combos.reshape(max_combinations, k), True
+    if total >= 1 << 62:
+        raise ValueError(f"fidelity: {n_columns} columns have {total:.3g} {k}-way combinations, too many to "
+                         "number in 64 bits; drop columns or evaluate a subset of them")
+    pick = np.sort(rng.choice(total, size=limit, replace=False))
+    return _unrank_combinations(pick, n_columns, k), True
+
+
+def _unrank_combinations(ranks: np.ndarray, n: int, k: int) -> np.ndarray:
+    """(len(ranks), k): the rank-th k-combinations of range(n) in lexicographic order (no enumeration).
+
+    Per slot s (k, k-1, ..., 1), `before[c]` counts the s-combinations of range(n) whose first element is
+    below c; within the combinations that start at `start` or later, the first element is the last c with
+    before[c] - before[start] <= rank."""
+    ranks = np.asarray(ranks, dtype=np.int64)
+    out = np.empty((len(ranks), k), dtype=np.int64)
+    start = np.zeros(len(ranks), dtype=np.int64)
+    rank = ranks.copy()
+    for j, slots in enumerate(range(k, 0, -1)):
+        block = np.array([math.comb(n - c - 1, slots - 1) for c in range(n)], dtype=np.int64)
+        before = np.concatenate([[0], np.cumsum(block)])
+        target = rank + before[start]
+        c = np.searchsorted(before, target, side="right") - 1
+        out[:, j] = c
+        rank = target - before[c]
+        start = c + 1
+    return out
 
 
 def _unrank_combination(rank: int, n: int, k: int) -> list[int]:
     """The rank-th k-combination of range(n) in lexicographic order (no full enumeration)."""
-    out, start = [], 0
-    for slots in range(k, 0, -1):
-        for c in range(start, n):
-            block = math.comb(n - c - 1, slots - 1)
-            if rank < block:
-                out.append(c)
-                start = c + 1
-                break
-            rank -= block
-    return out
+    return _unrank_combinations(np.array([rank]), n, k)[0].tolist()
+
+
+def chosen_combinations(n_columns: int, max_combinations: int | None,
+                        extra_orders: Mapping[int, tuple[int, int]] | None, seed: int) -> tuple[dict[int, np.ndarray], bool]:
+    """({k: the combinations F_k averages over, before any sharding}, whether F1-F3 are sampled): k = 1..3
+    (each all of them, or a sample per `max_combinations`) and every extra order k of {k: (cap, n sampled)},
+    drawn in order of k from one generator seeded `seed`."""
+    limits = {k: max_combinations for k in BUCKET_CAPS}
+    limits.update({k: n for k, (_, n) in (extra_orders or {}).items()})
+    rng = np.random.default_rng(seed)
+    out, sampled_any = {}, False
+    for k in limits:
+        out[k], sampled = select_combinations(n_columns, k, limits[k], rng)
+        sampled_any |= sampled and k in BUCKET_CAPS
+    return out, sampled_any
 
 
 def _numba_loaded() -> bool:
@@ -196,22 +234,16 @@ class FidelityModel:
         shard: (i, n) keeps part i of n of every k's combinations (chosen first, then cut in order)."""
         self.columns = list(train.columns)
         self.caps = {**BUCKET_CAPS, **{k: cap for k, (cap, _) in (extra_orders or {}).items()}}
-        limits = {k: max_combinations for k in BUCKET_CAPS}
-        limits.update({k: n for k, (_, n) in (extra_orders or {}).items()})
         self.n_jobs = n_jobs
         self.n_train, self.n_holdout = len(train), len(holdout)
-        rng = np.random.default_rng(seed)
         self.discretisers: dict[int, Discretiser] = {}
         self.train_codes: dict[int, np.ndarray] = {}
         self.holdout_codes: dict[int, np.ndarray] = {}
-        self.combos: dict[int, np.ndarray] = {}
-        self.sampled = False
         self._train_counts: dict[int, list[np.ndarray]] = {}
+        chosen, self.sampled = chosen_combinations(len(self.columns), max_combinations, extra_orders, seed)
+        self.combos: dict[int, np.ndarray] = {k: c[shard_slice(len(c), *shard)] for k, c in chosen.items()}
         for k, cap in self.caps.items():
             self.discretisers[k] = Discretiser(train, kinds, cap)
-            combos, sampled = select_combinations(len(self.columns), k, limits[k], rng)
-            self.combos[k] = combos[shard_slice(len(combos), *shard)]
-            self.sampled |= sampled and k in BUCKET_CAPS
         self.train_codes = self._codes(train)
         self.holdout_codes = self._codes(holdout)
         self._holdout_tvds = {k: self._tvds(k, [self.holdout_codes[k]])[:, 0] for k in self.caps}
@@ -361,12 +393,12 @@ class Fidelity(MetricFamily):
         return out
 
     def merge(self, data: EvalData, partials: Sequence[Mapping[str, np.ndarray]]) -> FidelityResult:
+        """F1-F3 (F4) of the partial results of shards 0..n-1, in order; a ValueError saying what is wrong
+        when together they do not hold exactly the combinations this table's F_k average over, once each
+        and in order (a duplicated, missing or reordered part, or one of another table or seed)."""
         start = time.perf_counter()
-        orders = sorted(int(key.removeprefix("combos_")) for key in partials[0] if key.startswith("combos_"))
-        combos = {k: np.concatenate([p[f"combos_{k}"] for p in partials]) for k in orders}
-        tvds = {k: tuple(np.concatenate([p[f"{part}_{k}"] for p in partials])
-                         for part in ("tvd_synthetic", "tvd_holdout")) for k in orders}
-        s = scores(list(data.train.columns), combos, tvds, bool(partials[0]["sampled"]))
+        combos, tvds, sampled = self._merged(data, partials)
+        s = scores(list(data.train.columns), combos, tvds, sampled)
         four, nan = self._four(data), math.nan
         return FidelityResult(
             F1=s.F[1], F2=s.F[2], F3=s.F[3], F1_ratio=s.ratio(1), F2_ratio=s.ratio(2), F3_ratio=s.ratio(3),
@@ -377,6 +409,39 @@ class Fidelity(MetricFamily):
             n_combinations_4=s.n_combinations.get(4, 0),
             seconds_fidelity=time.perf_counter() - start, marginals=s.marginals,
         )
+
+    def _merged(self, data: EvalData, partials: Sequence[Mapping[str, np.ndarray]]) -> tuple[dict, dict, bool]:
+        """The parts' combinations and TVDs concatenated per k, checked against what the table's F_k take."""
+        four = self._four(data)
+        want, sampled = chosen_combinations(data.train.shape[1], self.max_combinations,
+                                            {4: self.four_way} if four else None, data.seed)
+        if not partials:
+            raise ValueError("fidelity: merge got no partial results")
+        keys = {"sampled"} | {f"{part}_{k}" for k in want for part in ("combos", "tvd_synthetic", "tvd_holdout")}
+        for i, p in enumerate(partials):
+            missing = sorted(keys - set(p))
+            if missing:
+                raise ValueError(f"fidelity: partial result {i} of {len(partials)} lacks {', '.join(missing)}")
+            for k in want:
+                n = len(p[f"combos_{k}"])
+                if len(p[f"tvd_synthetic_{k}"]) != n or len(p[f"tvd_holdout_{k}"]) != n:
+                    raise ValueError(f"fidelity: partial result {i} of {len(partials)} holds {n} {k}-way "
+                                     "combinations but another number of TVDs")
+        combos = {k: np.concatenate([np.asarray(p[f"combos_{k}"], dtype=np.int64).reshape(-1, k) for p in partials])
+                  for k in want}
+        for k, expected in want.items():
+            got = combos[k]
+            if got.shape == expected.shape and np.array_equal(got, expected):
+                continue
+            repeated = len(got) - len(np.unique(got, axis=0)) if len(got) else 0
+            raise ValueError(
+                f"fidelity: the {len(partials)} partial results hold {len(got)} {k}-way combinations"
+                + (f" ({repeated} of them more than once)" if repeated else "")
+                + f", not the {len(expected)} this table's F{k} averages over in order: a part is duplicated, "
+                "missing, out of order or from another table or seed")
+        tvds = {k: tuple(np.concatenate([p[f"{part}_{k}"] for p in partials])
+                         for part in ("tvd_synthetic", "tvd_holdout")) for k in want}
+        return combos, tvds, sampled
 
     def compute(self, data: EvalData) -> FidelityResult:
         start = time.perf_counter()
