@@ -3,6 +3,7 @@ collect writes its marker last, the report replaced atomically."""
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pandas as pd
@@ -103,3 +104,24 @@ def test_collect_writes_the_marker_last_and_keeps_the_report_on_failure(study_fa
         raise AssertionError("collect should fail when plots/ is a file")
     assert lay.report.read_bytes() == old_report
     assert not lay.collect_marker.exists()
+
+
+def test_a_truncated_figure_is_drawn_again_and_not_embedded(study_factory):
+    """A study figure cut short on disk (a full disk, a killed copy) while its key in .figures.json is
+    intact is drawn again on the next collect, not kept and embedded in report.html (issue 36 item 3)."""
+    s = study_factory(name="trunc")
+    lay = StudyLayout(s.path)
+    do_collect(s.path)
+    figure = lay.plots_dir / "tradeoff.png"
+    whole = figure.read_bytes()
+    assert whole.startswith(b"\x89PNG") and whole.endswith(b"IEND\xaeB`\x82")
+    figure.write_bytes(whole[: len(whole) // 2])  # the key in .figures.json is untouched
+    stats: dict = {}
+    make_plots(load_results(s.path), stats=stats)
+    assert stats["drawn"] == 1
+    assert figure.read_bytes() == whole  # drawn again, byte-identical to the first drawing
+    # and what collect embeds in the report is the whole figure
+    figure.write_bytes(whole[:100])
+    do_collect(s.path)
+    report = lay.report.read_text()
+    assert base64.b64encode(whole).decode() in report
