@@ -226,7 +226,9 @@ PAGES = {
         "[the frontier study](frontier.md) (differentially private and forest-based generators), "
         "[the sequential study](sequential.md) (subjects with ordered events), "
         "[the Bale & Quick study](bale-quick.md) (pMSE-tuned sequential synthesis), and "
-        "[performance](performance.md) (time and memory of the harness, the metrics and the generators)."),
+        "[performance](performance.md) (time and memory of the harness, the metrics and the generators). "
+        "After a study is rerun, `python docs/gen/export_results.py results/<study> results/published/<study>` "
+        "replaces its committed files and the next build of these pages shows the new run."),
     "results/paper.md": (
         "The paper study",
         "The `paper` study reruns Platzer & Reutterer (2021) on a fresh random split of each of its four "
