@@ -13,12 +13,15 @@ import pandas as pd
 import pytest
 
 from holdbench.contracts.schema import Schema, SchemaError
-from holdbench.synthesizers._rconvert import from_r, r_unavailable_reason, to_r
+from holdbench.synthesizers._rconvert import from_r, to_r
+from tests.r_available import need_r
 
-pytestmark = [
-    pytest.mark.needs_r,
-    pytest.mark.skipif(r_unavailable_reason() is not None, reason="rpy2/R not installed"),
-]
+pytestmark = pytest.mark.needs_r
+
+
+@pytest.fixture(autouse=True)
+def _r_here():
+    need_r()
 
 SCHEMA = Schema.from_mapping("conv", {
     "count": {"kind": "numeric", "dtype": "int"},
