@@ -30,9 +30,9 @@ REPO = Path(__file__).resolve().parents[2]
 for _var in ("HOLDBENCH_CONF_DIR", "HOLDBENCH_CONFIG_PATH"):
     os.environ.pop(_var, None)
 
-from holdbench.benchmark import config as hconfig  # noqa: E402
-from holdbench.benchmark.cli import build_parser  # noqa: E402
-from holdbench.metrics.registry import _ARTIFACT, MetricFamily, specs_of  # noqa: E402
+from holdbench.benchmark import config as hconfig
+from holdbench.benchmark.cli import build_parser
+from holdbench.metrics.registry import _ARTIFACT, specs_of
 
 CONF = REPO / "conf"
 SCHEMAS = {  # config group -> its schema, in the order the configuration page lists them
@@ -202,8 +202,8 @@ def _section_title(definition: str) -> str:
     path = REPO / "docs" / page
     if not path.is_file():
         raise ValueError(f"definition {definition!r}: docs/{page} does not exist")
-    body = re.sub(r"^```.*?^```", "", path.read_text(), flags=re.M | re.S)
-    headings = [h.strip() for h in re.findall(r"^#{1,6}\s+(.+?)\s*#*\s*$", body, re.M)]
+    body = re.sub(r"^```.*?^```", "", path.read_text(), flags=re.MULTILINE | re.DOTALL)
+    headings = [h.strip() for h in re.findall(r"^#{1,6}\s+(.+?)\s*#*\s*$", body, re.MULTILINE)]
     if not anchor:
         return headings[0] if headings else page
     for h in headings:
@@ -230,7 +230,7 @@ def _options(cls: type) -> list[list[str]]:
             continue
         default = "required" if p.default is p.empty else code(yaml_value(p.default))
         m = re.search(rf"(?:^|[\s,(]){re.escape(p.name)}(?:\s*\([^)]*\))?\s*:\s*(.+?)(?=\n\s*\n|\n\S+\s*(?:\([^)]*\))?\s*:|$)",
-                      doc, re.S)
+                      doc, re.DOTALL)
         rows.append([code(p.name), default, text(m.group(1)) if m else ""])
     return rows
 
@@ -334,7 +334,7 @@ def synthesizers_page() -> str:
         env = _plugin_of(cls)
         seq = hconfig.is_sequential({"_target_": raw["_target_"]})
         params = inspect.signature(cls.__init__).parameters
-        variants = list((raw.get("variants") or {}))
+        variants = list(raw.get("variants") or {})
         summary.append([f"[{code(path.stem)}](#{slug(path.stem)})",
                         ", ".join(code(v) for v in variants) if variants else "",
                         "sequential" if seq else "flat", f"`{env.name}` venv" if env else "main",

@@ -51,6 +51,6 @@ def test_definition_page_and_section_exist(name):
     path = REPO / "docs" / page
     assert path.is_file(), f"{cls.__qualname__}.definition names docs/{page}, which does not exist"
     if anchor:  # the slugs mkdocs gives the page's headings (Python-Markdown's toc extension)
-        text = re.sub(r"^```.*?^```", "", path.read_text(), flags=re.M | re.S)
-        slugs = {slugify(h.strip(), "-") for h in re.findall(r"^#{1,6}\s+(.+?)\s*#*\s*$", text, re.M)}
+        text = re.sub(r"^```.*?^```", "", path.read_text(), flags=re.MULTILINE | re.DOTALL)
+        slugs = {slugify(h.strip(), "-") for h in re.findall(r"^#{1,6}\s+(.+?)\s*#*\s*$", text, re.MULTILINE)}
         assert anchor in slugs, f"docs/{page} has no heading whose anchor is #{anchor} (its anchors: {sorted(slugs)})"
