@@ -11,8 +11,10 @@ STUDY_DIR is a study's results directory (results/<study>, with the leaderboard.
 - `provenance.json`: the study command, the git commit(s) the cells recorded, the machine, the date
   the cells were written, the library versions every cell shares, and where the files came from.
 
-A file of OUT_DIR that is not one of these is removed, so an export replaces what was there
-(e.g. tables extracted from the old README) rather than mixing two runs.
+An export replaces what the study's previous run produced: the tables of OUT_DIR whose provenance
+command is `holdbench run <study>` or `holdbench compare <study>` (and any file provenance.json does
+not list) are removed; tables from other sources (a benchmark script's, e.g. the paper page's `sdv07`
+table) are kept with their own provenance.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import io
 import json
 import os
 import platform
+import re
 import shutil
 import sys
 from datetime import datetime, timezone
@@ -96,15 +99,26 @@ def export(study_dir: Path, out: Path, *, machine_text: str | None = None, comma
         "group_by": "dataset",
     }
     out.mkdir(parents=True, exist_ok=True)
+    kept = []
+    prov_path = out / "provenance.json"
+    if prov_path.is_file():
+        try:
+            previous = json.loads(prov_path.read_text()).get("tables", [])
+        except (json.JSONDecodeError, AttributeError) as e:
+            raise ValueError(f"{prov_path}: not a provenance file ({e}); remove it to export into {out}") from e
+        same_run = re.compile(rf"^holdbench (run|compare) {re.escape(results.name)}(\s|$)")
+        kept = [t for t in previous if isinstance(t, dict) and t.get("file") != "leaderboard.csv"
+                and not same_run.match(str(t.get("command", "")))]
+    keep = {"leaderboard.csv", "provenance.json"} | {t["file"] for t in kept}
     for old in out.iterdir():
-        if old.is_file() and old.name not in ("leaderboard.csv", "provenance.json"):
+        if old.is_file() and old.name not in keep:
             old.unlink()
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(cols)
     writer.writerows(rows)
     (out / "leaderboard.csv").write_text(buf.getvalue())
-    doc = {"study": out.name, "tables": [entry]}
+    doc = {"study": out.name, "tables": [entry, *kept]}
     (out / "provenance.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     return doc
 

@@ -202,7 +202,16 @@ def test_a_ragged_csv_fails_naming_the_line(tmp_path):
 
 # ---------------------------------------------------------------- the extracted files' own invariants
 
+def _extracted(study: str, *files: str) -> None:
+    """Skip unless these files are still the ones extracted from the README (an export replaces them)."""
+    tables = {t["file"]: t for t in json.loads((PUBLISHED / study / "provenance.json").read_text())["tables"]}
+    for f in files:
+        if f not in tables or not tables[f]["source"].startswith("recorded in README.md"):
+            pytest.skip(f"{study}/{f} is no longer the table extracted from the README")
+
+
 def test_paper_spearman_recomputed_from_the_leaderboard():
+    _extracted("paper", "leaderboard.csv", "spearman.csv")
     board = _csv("paper", "leaderboard.csv")
     assert len(board) == 4 * 18
     for row in _csv("paper", "spearman.csv"):
@@ -214,6 +223,7 @@ def test_paper_spearman_recomputed_from_the_leaderboard():
 
 
 def test_paper_cpu_shares_and_totals_add_up():
+    _extracted("paper", "cpu.csv")
     rows = {r["dataset"]: r for r in _csv("paper", "cpu.csv")}
     for ds, r in rows.items():
         gen, ev = float(r["generate CPU s"]), float(r["evaluate CPU s"])
@@ -224,6 +234,8 @@ def test_paper_cpu_shares_and_totals_add_up():
 
 
 def test_fit_time_table_is_the_frontier_run_rounded():
+    _extracted("frontier", "leaderboard.csv")
+    _extracted("performance", "fit_time.csv")
     board = {(r["dataset"], r["synthesizer"]): r for r in _csv("frontier", "leaderboard.csv")}
     fit = _csv("performance", "fit_time.csv")
     assert len(fit) == 2 * 9
@@ -234,6 +246,8 @@ def test_fit_time_table_is_the_frontier_run_rounded():
 
 
 def test_frontier_epsilon_matches_the_variant_and_holdouts_are_one():
+    _extracted("frontier", "leaderboard.csv")
+    _extracted("sequential", "leaderboard.csv")
     board = _csv("frontier", "leaderboard.csv")
     assert len(board) == 2 * 22
     for r in board:
@@ -256,11 +270,22 @@ def test_extraction_reproduces_the_committed_files(tmp_path):
     if probe.returncode:
         pytest.skip(f"git history without {extract.SOURCE_COMMIT} (a shallow clone): nothing to extract from")
     studies = extract.extract(extract.SOURCE_COMMIT, tmp_path)
-    for study in studies:
-        for path in sorted((tmp_path / study).iterdir()):
-            assert path.read_bytes() == (PUBLISHED / study / path.name).read_bytes(), f"{study}/{path.name}"
-        committed = {p.name for p in (PUBLISHED / study).iterdir()}
-        assert committed == {p.name for p in (tmp_path / study).iterdir()}, study
+    compared = 0
+    for study, entries in studies.items():
+        committed = {t["file"]: t for t in json.loads((PUBLISHED / study / "provenance.json").read_text())["tables"]}
+        for entry in entries:
+            mine = committed.get(entry["file"])
+            if mine is not None and not mine["source"].startswith("recorded in README.md"):
+                continue  # replaced by an export of a newer run
+            assert mine == entry, f"{study}/{entry['file']}: provenance differs from the extraction's"
+            assert (tmp_path / study / entry["file"]).read_bytes() == (PUBLISHED / study / entry["file"]).read_bytes(), \
+                f"{study}/{entry['file']}"
+            compared += 1
+    for study_dir in PUBLISHED.iterdir():  # every committed table that claims the README as source was extracted
+        for t in json.loads((study_dir / "provenance.json").read_text())["tables"]:
+            if t["source"].startswith("recorded in README.md"):
+                assert any(e["file"] == t["file"] for e in studies.get(study_dir.name, [])), (study_dir.name, t["file"])
+    assert compared >= 18
 
 
 # ---------------------------------------------------------------- the export path
@@ -276,9 +301,19 @@ def test_export_writes_the_committed_form_from_a_study_directory(tmp_path):
     write_leaderboard(loaded)
     out = tmp_path / "published" / "toy"
     out.mkdir(parents=True)
-    (out / "old_extracted.csv").write_text("x\n1\n")
+    old = {"title": "t", "run_commit": None, "machine": "m", "date": "2026-01-01", "source": "s"}
+    (out / "provenance.json").write_text(json.dumps({"study": "toy", "tables": [
+        dict(old, file="leaderboard.csv", command="holdbench run toy"),
+        dict(old, file="cpu.csv", command="holdbench compare toy other"),
+        dict(old, file="bench.csv", command="python scripts/bench/bench_x.py")]}))
+    for name in ("leaderboard.csv", "cpu.csv", "bench.csv", "stray.csv"):
+        (out / name).write_text("x\n1\n")
     export.export(study.path, out, machine_text="test machine")
-    assert sorted(p.name for p in out.iterdir()) == ["leaderboard.csv", "provenance.json"]
+    # the previous run's tables go, a benchmark script's table stays with its own provenance
+    assert sorted(p.name for p in out.iterdir()) == ["bench.csv", "leaderboard.csv", "provenance.json"]
+    assert [t["file"] for t in json.loads((out / "provenance.json").read_text())["tables"]] == \
+        ["leaderboard.csv", "bench.csv"]
+    (out / "bench.csv").unlink()
     rows = list(csv.DictReader((out / "leaderboard.csv").open()))
     assert len(rows) == len(study.keys)
     heads = {sp.name: sp for sp in loaded.specs if sp.headline}
@@ -290,6 +325,7 @@ def test_export_writes_the_committed_form_from_a_study_directory(tmp_path):
             assert r[sp.label] == (f"{written[name]:.{sp.digits}f}" if name in written else ""), (key, name)
     doc = json.loads((out / "provenance.json").read_text())
     assert doc["tables"][0]["machine"] == "test machine"
+    doc["tables"] = doc["tables"][:1]
     # the exported directory renders through the same page generator
     published = tmp_path / "published"
     (published / "toy").rename(published / "demo")
