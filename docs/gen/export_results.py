@@ -32,7 +32,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
-
 from holdbench.benchmark.outputs.leaderboard import _MD_TIMINGS, _fmt, provenance
 from holdbench.benchmark.outputs.results import load_results
 

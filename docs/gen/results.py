@@ -23,8 +23,8 @@ import json
 import re
 import shutil
 import sys
-from typing import NamedTuple
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = REPO / "results" / "published"
@@ -219,7 +219,7 @@ def figure_files(published: Path = PUBLISHED, images: Path = IMAGES) -> dict[str
 PAGES = {
     "results/index.md": (
         "Results",
-        "What holdbench measured, generated from result files committed in the repository "
+        ("What holdbench measured, generated from result files committed in the repository "
         "(`results/published/<study>/`: one CSV per table and a `provenance.json`). Under every table a "
         "footer names the command and commit of the run, the machine, the date and how to regenerate it. "
         "The studies: [the paper study](paper.md) (Platzer & Reutterer's four datasets), "
@@ -228,37 +228,37 @@ PAGES = {
         "[the Bale & Quick study](bale-quick.md) (pMSE-tuned sequential synthesis), and "
         "[performance](performance.md) (time and memory of the harness, the metrics and the generators). "
         "After a study is rerun, `python docs/gen/export_results.py results/<study> results/published/<study>` "
-        "replaces its committed files and the next build of these pages shows the new run."),
+        "replaces its committed files and the next build of these pages shows the new run.")),
     "results/paper.md": (
         "The paper study",
-        "The `paper` study reruns Platzer & Reutterer (2021) on a fresh random split of each of its four "
+        ("The `paper` study reruns Platzer & Reutterer (2021) on a fresh random split of each of its four "
         "datasets: the line-up, the flip baselines and the holdout row. Beside each fresh value, the "
         "*published* column holds the value of the paper's own synthetic file, scored by holdbench on the "
         "paper's split (`holdbench run paper_published`). Ratios are to the holdout (1 = as close to T as "
         "fresh real data); a DCR share near one half means S is no nearer its training records than "
-        "unseen ones."),
+        "unseen ones.")),
     "results/frontier.md": (
         "The frontier study",
-        "The `frontier` study places differentially private generators (MST and PrivBayes at several ε), "
+        ("The `frontier` study places differentially private generators (MST and PrivBayes at several ε), "
         "forest-based generators (arf, ForestDiffusion) and references (cart, gaussian_copula, the flips, "
         "the holdout) on one fidelity–privacy plane: F3 ratio against the best membership-inference AUC "
-        "and the DCR share. The ε column is read back from each cell's `generate.json`."),
+        "and the DCR share. The ε column is read back from each cell's `generate.json`.")),
     "results/sequential.md": (
         "The sequential study",
-        "Subjects with ordered events (baseball careers, nlswork interviews): the baselines, holdbench's "
+        ("Subjects with ordered events (baseball careers, nlswork interviews): the baselines, holdbench's "
         "`ar_cart` and the two model-based generators, scored per subject. Ratios are to the holdout; "
-        "the privacy measures are on one vector per subject, never per event row."),
+        "the privacy measures are on one vector per subject, never per event row.")),
     "results/bale-quick.md": (
         "The Bale & Quick study",
-        "Does pMSE-tuned sequential synthesis (Bale & Quick's `bq_cart` and `bq_mnl`) reach a pMSE ratio "
+        ("Does pMSE-tuned sequential synthesis (Bale & Quick's `bq_cart` and `bq_mnl`) reach a pMSE ratio "
         "near 1 while passing their legal criteria, and what is left of attribute disclosure? Measured "
-        "against `cart` (synthpop's defaults), gaussian_copula and the holdout row."),
+        "against `cart` (synthpop's defaults), gaussian_copula and the holdout row.")),
     "results/performance.md": (
         "Performance",
-        "Time and memory: the demo study end to end, the metric panel per family, sharded evaluation, "
+        ("Time and memory: the demo study end to end, the metric panel per family, sharded evaluation, "
         "the fit and sample time of the differentially private and forest-based generators, and the "
         "benchmark scripts' figures. Times "
-        "were taken on a 2-core machine shared with other jobs; each footer names the run."),
+        "were taken on a 2-core machine shared with other jobs; each footer names the run.")),
 }
 
 STUDY_PAGE = {

@@ -42,9 +42,9 @@ PAIR = r"^(\S+)(?: \((\S+)\))?$"
 
 def _table(study, file, header, title, command, *, run_commit=None, run_date=None, regenerate=None, expect=1,
            dataset=None, split=None, units=None, wide=None, group_by=None, note=""):
-    return dict(study=study, file=file, header=header, title=title, command=command, run_commit=run_commit,
-                run_date=run_date, regenerate=regenerate, expect=expect, dataset=dataset, split=split or {},
-                units=units or {}, wide=wide, group_by=group_by, note=note)
+    return {"study": study, "file": file, "header": header, "title": title, "command": command, "run_commit": run_commit,
+                "run_date": run_date, "regenerate": regenerate, "expect": expect, "dataset": dataset, "split": split or {},
+                "units": units or {}, "wide": wide, "group_by": group_by, "note": note}
 
 
 _F = ("F1 ratio", "F2 ratio", "F3 ratio", "DCR share")
@@ -173,71 +173,71 @@ TABLES = [
 
 #: measured numbers that the README states in a line of prose rather than a table
 PROSE = [
-    dict(study="paper", file="spearman.csv", title="Spearman ρ of the fresh F3 ratios against the published ones",
-         command="holdbench compare paper paper_published --pair published_mostly=mostly_ai",
-         run_commit="05f5b49 (fits), 04f5a46 (evaluations)", run_date="2026-11-27", expect=4,
-         regenerate="`holdbench run paper` + `holdbench compare paper paper_published`",
-         dataset=r"^#### ([a-z-]+)$", pattern=r"^Spearman ρ of the F3 ratios \((\d+) synthesizers ok on both sides, holdout left out\): (\S+)$",
-         columns=["synthesizers ok on both sides", "Spearman rho of F3 ratio"],
-         note="holdout left out"),
+    {"study": "paper", "file": "spearman.csv", "title": "Spearman ρ of the fresh F3 ratios against the published ones",
+         "command": "holdbench compare paper paper_published --pair published_mostly=mostly_ai",
+         "run_commit": "05f5b49 (fits), 04f5a46 (evaluations)", "run_date": "2026-11-27", "expect": 4,
+         "regenerate": "`holdbench run paper` + `holdbench compare paper paper_published`",
+         "dataset": r"^#### ([a-z-]+)$", "pattern": r"^Spearman ρ of the F3 ratios \((\d+) synthesizers ok on both sides, holdout left out\): (\S+)$",
+         "columns": ["synthesizers ok on both sides", "Spearman rho of F3 ratio"],
+         "note": "holdout left out"},
 ]
 
 
 #: the benchmark scripts' figures, stated in passages of prose: each passage (from the line matching
 #: `start` to a blank line or the next bullet, lines joined) is matched by `pattern`; each named group
 #: becomes one row (script, measure, value, unit, the date the README recorded it)
-BENCH = dict(study="performance", file="bench_scripts.csv",
-             title="The benchmark scripts' figures",
-             command="python scripts/bench/SCRIPT, SCRIPT in the script column (each row has the date it was recorded)",
-             regenerate="the script of each row, from the repository root",
-             note="on the 2-core machine, mostly shared with other jobs; a range is the spread over repeats or cells")
+BENCH = {"study": "performance", "file": "bench_scripts.csv",
+             "title": "The benchmark scripts' figures",
+             "command": "python scripts/bench/SCRIPT, SCRIPT in the script column (each row has the date it was recorded)",
+             "regenerate": "the script of each row, from the repository root",
+             "note": "on the 2-core machine, mostly shared with other jobs; a range is the spread over repeats or cells"}
 BENCH_PASSAGES = [
-    dict(script="bench_metrics.py", start=r"^- \*\*Metrics\*\* \(",
-         pattern=r"exact\) (?P<a>\S+) s, (?P<b>\S+)× faster.*?triples\) (?P<c>\S+) s, (?P<d>\S+)× faster"
+    {"script": "bench_metrics.py", "start": r"^- \*\*Metrics\*\* \(",
+         "pattern": r"exact\) (?P<a>\S+) s, (?P<b>\S+)× faster.*?triples\) (?P<c>\S+) s, (?P<d>\S+)× faster"
                  r".*?peaks at (?P<e>\S+) MiB",
-         rows={"a": ("DCR privacy family on adult (S against T and H, exact)", "s"),
+         "rows": {"a": ("DCR privacy family on adult (S against T and H, exact)", "s"),
                "b": ("the same against an exact one-hot matrix-product baseline", "× faster"),
                "c": ("F1+F2+F3 on credit-default", "s"),
                "d": ("the same against pandas groupby", "× faster"),
-               "e": ("peak memory of a full adult evaluation", "MiB")}),
-    dict(script="bench_loading.py", start=r"^- \*\*Loading\*\* \(",
-         pattern=r"raw files (?P<a>\S+) s, from cache (?P<b>\S+) s",
-         rows={"a": ("the four paper datasets from their raw files", "s"),
-               "b": ("the same from the cache", "s")}),
-    dict(script="bench_workflow.py", start=r"^- \*\*Workflow\*\* \(",
-         pattern=r"runs in (?P<a>\S+) s on 2 cores; wall time / sum of job times (?P<b>\S+); harness overhead per "
+               "e": ("peak memory of a full adult evaluation", "MiB")}},
+    {"script": "bench_loading.py", "start": r"^- \*\*Loading\*\* \(",
+         "pattern": r"raw files (?P<a>\S+) s, from cache (?P<b>\S+) s",
+         "rows": {"a": ("the four paper datasets from their raw files", "s"),
+               "b": ("the same from the cache", "s")}},
+    {"script": "bench_workflow.py", "start": r"^- \*\*Workflow\*\* \(",
+         "pattern": r"runs in (?P<a>\S+) s on 2 cores; wall time / sum of job times (?P<b>\S+); harness overhead per "
                  r"cell median (?P<c>\S+) s \(max (?P<d>\S+) s",
-         rows={"a": ("the demo study on 2 cores, wall", "s"),
+         "rows": {"a": ("the demo study on 2 cores, wall", "s"),
                "b": ("wall time / sum of job times", "ratio"),
                "c": ("harness overhead per cell, median", "s"),
-               "d": ("harness overhead per cell, max (cells that load torch)", "s")}),
-    dict(script="bench_synthesizers.py", start=r"^- \*\*Synthesizers on adult's T\*\* \(",
-         pattern=r"gaussian_copula fit (?P<a>\S+) s; cart fit (?P<b>\S+) s; CTGAN ≈ (?P<c>\S+) s/epoch .*?"
+               "d": ("harness overhead per cell, max (cells that load torch)", "s")}},
+    {"script": "bench_synthesizers.py", "start": r"^- \*\*Synthesizers on adult's T\*\* \(",
+         "pattern": r"gaussian_copula fit (?P<a>\S+) s; cart fit (?P<b>\S+) s; CTGAN ≈ (?P<c>\S+) s/epoch .*?"
                  r"TVAE ≈ (?P<d>\S+) s/epoch, CopulaGAN ≈ (?P<e>\S+) s/epoch",
-         rows={"a": ("gaussian_copula fit on adult's T", "s"), "b": ("cart fit on adult's T", "s"),
+         "rows": {"a": ("gaussian_copula fit on adult's T", "s"), "b": ("cart fit on adult's T", "s"),
                "c": ("CTGAN on adult's T, per epoch", "s"), "d": ("TVAE on adult's T, per epoch", "s"),
-               "e": ("CopulaGAN on adult's T, per epoch", "s")}),
-    dict(script="bench_sequential.py --sample 40", start=r"^Measured on baseball \(T = [\d,]+ players, `python",
-         pattern=r"take (?P<a>\S+) s of CPU \((?P<b>\S+) MB peak\).*? (?P<c>\S+) s for the holdout row and "
+               "e": ("CopulaGAN on adult's T, per epoch", "s")}},
+    {"script": "bench_sequential.py --sample 40", "start": r"^Measured on baseball \(T = [\d,]+ players, `python",
+         "pattern": r"take (?P<a>\S+) s of CPU \((?P<b>\S+) MB peak\).*? (?P<c>\S+) s for the holdout row and "
                  r"(?P<d>\S+) s for the others.*?takes (?P<e>\S+) s a cell",
-         rows={"a": ("the sequential measures of a baseball cell, CPU", "s"),
+         "rows": {"a": ("the sequential measures of a baseball cell, CPU", "s"),
                "b": ("the same, peak memory", "MB"),
                "c": ("every family of the sequential metrics config, holdout row, CPU", "s"),
                "d": ("the same, other rows", "s"),
-               "e": ("a plain pandas version of the D2.2 table, TVDs, coherence and lengths, per cell", "s")}),
-    dict(script="bench_mlflow_ui.py results/demo", start=r"^\s+`--workers 1`: MLflow's default",
-         pattern=r"(?P<a>\S+) s until the UI answers with the default 4 workers, (?P<b>\S+) s with one; "
+               "e": ("a plain pandas version of the D2.2 table, TVDs, coherence and lengths, per cell", "s")}},
+    {"script": "bench_mlflow_ui.py results/demo", "start": r"^\s+`--workers 1`: MLflow's default",
+         "pattern": r"(?P<a>\S+) s until the UI answers with the default 4 workers, (?P<b>\S+) s with one; "
                  r"`holdbench track` into a fresh store \(schema creation included\) (?P<c>\S+) s",
-         rows={"a": ("MLflow UI answering, default 4 workers", "s"),
+         "rows": {"a": ("MLflow UI answering, default 4 workers", "s"),
                "b": ("MLflow UI answering, 1 worker", "s"),
-               "c": ("holdbench track into a fresh store", "s")}),
-    dict(script="(pip install --no-deps -r into a fresh venv, wheel cache warm)",
-         start=r"^nvidia-nccl-cu12\. Measured `pip install",
-         pattern=r"dp (?P<a>\S+) s \((?P<b>\S+) GB\), forest (?P<c>\S+) s \((?P<d>\S+) GB\); both together "
+               "c": ("holdbench track into a fresh store", "s")}},
+    {"script": "(pip install --no-deps -r into a fresh venv, wheel cache warm)",
+         "start": r"^nvidia-nccl-cu12\. Measured `pip install",
+         "pattern": r"dp (?P<a>\S+) s \((?P<b>\S+) GB\), forest (?P<c>\S+) s \((?P<d>\S+) GB\); both together "
                  r"through the install.sh loop: (?P<e>\S+) s",
-         rows={"a": ("plug-in venv dp, install", "s"), "b": ("plug-in venv dp, disk", "GB"),
+         "rows": {"a": ("plug-in venv dp, install", "s"), "b": ("plug-in venv dp, disk", "GB"),
                "c": ("plug-in venv forest, install", "s"), "d": ("plug-in venv forest, disk", "GB"),
-               "e": ("both through .ci/install.sh", "s")}),
+               "e": ("both through .ci/install.sh", "s")}},
 ]
 
 
@@ -428,7 +428,7 @@ def extract(commit: str, out: Path) -> dict[str, list[dict]]:
         m = re.search(item["pattern"], text)
         if not m:
             raise ValueError(f"{item['script']}: README passage at line {first + 1} does not match {item['pattern']!r}")
-        sha, when = max(lines_blame[first:last + 1], key=lambda x: x[1])
+        _, when = max(lines_blame[first:last + 1], key=lambda x: x[1])
         day = datetime.fromtimestamp(when, timezone.utc).strftime("%Y-%m-%d")
         rows += [[item["script"], label, clean(m.group(g)), unit, day] for g, (label, unit) in item["rows"].items()]
         first_last.append((first, last))
