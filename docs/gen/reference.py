@@ -212,6 +212,11 @@ def _section_title(definition: str) -> str:
     raise ValueError(f"definition {definition!r}: docs/{page} has no heading with the anchor #{anchor}")
 
 
+def _code_paths(sentence: str) -> str:
+    """The repository paths a sentence names (tests/..., scripts/...) as code spans."""
+    return re.sub(r"(?<![`\w])((?:tests|scripts)/[\w/.-]+\.py)", r"`\1`", sentence)
+
+
 def _family_doc(cls: type) -> tuple[str, str]:
     for attr in ("definition", "reference"):
         value = getattr(cls, attr, None)
@@ -260,7 +265,7 @@ def metrics_page() -> str:
                    f"under `families:` in " + ", ".join(f"`conf/metrics/{c}.yaml`" for c in used))
         out.append(f"- **Definition**: [{text(_section_title(definition))}](../{definition}) "
                    f"(`docs/{definition.split('#')[0]}`)")
-        out.append(f"- **Checked against**: {text(reference)}")
+        out.append(f"- **Checked against**: {text(_code_paths(reference))}")
         sequential = hconfig.is_sequential({"_target_": f"{cls.__module__}.{cls.__qualname__}"})
         out.append(f"- **Data**: {'sequential (subject + event) studies only' if sequential else 'flat tables'}"
                    + ("; shardable (`evaluate_shards`)" if getattr(cls, "shardable", False) else ""))
@@ -270,10 +275,11 @@ def metrics_page() -> str:
         out.append("")
         rows = []
         for s in specs:
-            interval = " – ".join(code(f) for f in s.interval) if s.interval else ""
-            rows.append([code(s.name), text(s.label), s.group, text(s.better), interval, str(s.digits),
-                         text(s.meaning)])
-        out.append(table(["key", "label", "group", "better", "interval", "digits", "meaning"], rows))
+            reading = f"{s.group}; {text(s.better)}; {s.digits} digits"
+            if s.interval:
+                reading += "; 95% interval " + " – ".join(code(f) for f in s.interval)
+            rows.append([f"{code(s.name)}<br>{text(s.label)}", reading, text(s.meaning)])
+        out.append(table(["key and label", "group; better; digits; interval", "meaning"], rows))
         artifacts = [f for f in dataclasses.fields(cls.result_type) if _ARTIFACT in f.metadata]
         if artifacts:
             out.append("\nTables written beside `metrics.json` in the cell (`<name>.csv`):\n")
@@ -384,7 +390,9 @@ def _type_of(node: dict, defs: dict) -> tuple[str, str]:
     """(type, allowed values) of a schema node, in words."""
     if "$ref" in node:
         target = defs[node["$ref"].rsplit("/", 1)[-1]]
-        return _type_of({**target, **{k: v for k, v in node.items() if k != "$ref"}}, defs)
+        kind, allowed = _type_of({**target, **{k: v for k, v in node.items() if k not in ("$ref", "description")}},
+                                 defs)
+        return kind, target.get("description", allowed)  # a named definition says it in words
     allowed = []
     if "enum" in node:
         allowed.append("one of " + ", ".join(code(yaml_value(v)) for v in node["enum"]))
@@ -443,14 +451,15 @@ def _row(path: str, node: dict, defs: dict, required: bool) -> list[str]:
     if not description:
         raise ValueError(f"schema key {path!r} has no description (add one to its schema file)")
     default = code(yaml_value(node["default"])) if "default" in node else ("required" if required else "")
-    return [code(path), text(kind), default, text(allowed), text(description)]
+    kind = text(kind) + (f"; {text(allowed)}" if allowed else "")
+    return [code(path), kind, default, text(description)]
 
 
 def _schema_section(group: str, path: Path) -> list[str]:
     schema = yaml.safe_load(path.read_text())
     defs = schema.get("$defs", {})
     out = [f"\n## {group}\n", f"{text(schema.get('description', ''))} (schema: `{path.relative_to(REPO)}`)\n"]
-    header = ["key", "type", "default", "allowed values", "meaning"]
+    header = ["key", "type and allowed values", "default", "meaning"]
     out.append(table(header, _schema_rows(schema, defs, "", schema.get("required", ()))))
     extra = schema.get("properties", {})
     for key, sub in extra.items():  # maps whose values take one of several shapes (gates' targets)
