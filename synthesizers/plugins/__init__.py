@@ -6,3 +6,7 @@ A plug-in folder `<name>/` holds its Synthesizer classes (`__init__.py`, subclas
 `plugin.toml` (why it is isolated, the import packages its venv must have). The recipe:
 docs/extending/plugin-synthesizer.md.
 """
+
+from holdbench.synthesizers._isolated import IsolatedSynthesizer
+
+__all__ = ["IsolatedSynthesizer"]

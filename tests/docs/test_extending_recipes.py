@@ -1,0 +1,118 @@
+"""The two extension recipes, followed as a new user would: docs/extending/plugin-synthesizer.md (a
+synthesizer in its own venv, outside the checkout) and docs/extending/figure.md (a study figure).
+
+Each page's files are written where its blocks' first lines say (`# ~/...`, with HOME a scratch
+folder), its shell blocks run through bash with the `export` lines of its first block. The plug-in's
+venv is really built from the page's pinned requirements (about half a minute) and a study runs its
+cell through it: slow tier. The quick tier runs the worker's functions in this environment and checks
+that the plug-in folder is discovered and refused where it is incomplete.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.docs_blocks import REPO, block
+
+PLUGIN_PAGE = "docs/extending/plugin-synthesizer.md"
+
+
+def _plugin_files() -> dict[str, str]:
+    """The plug-in recipe's files, by the path its block's first line names."""
+    texts = [
+        block("docs/extending/plugin-synthesizer.md", "# ~/holdbench-plugins/toy/plugin.toml"),
+        block("docs/extending/plugin-synthesizer.md", "# ~/holdbench-plugins/toy/requirements.txt"),
+        block("docs/extending/plugin-synthesizer.md", "# ~/holdbench-plugins/toy/worker.py"),
+        block("docs/extending/plugin-synthesizer.md", "# ~/holdbench-plugins/toy/__init__.py"),
+        block("docs/extending/plugin-synthesizer.md", "# ~/holdbench-conf/synthesizer/toy_marginals.yaml"),
+        block("docs/extending/plugin-synthesizer.md", "# ~/holdbench-conf/study/toy_study.yaml"),
+    ]
+    return {t.split("\n", 1)[0].removeprefix("# ").strip(): t for t in texts}
+
+
+def _write(files: dict[str, str], home: Path) -> None:
+    for where, text in files.items():
+        assert where.startswith("~/"), where
+        path = home / where[2:]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def _env(home: Path, **extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("HOLDBENCH_CONF_DIR", "HOLDBENCH_CONFIG_PATH", "HOLDBENCH_PLUGIN_PATH", "PYTHONPATH")}
+    env.update(HOME=str(home), HOLDBENCH_RESULTS_DIR=str(home / "results"), HOLDBENCH_CACHE_DIR=str(home / "cache"),
+               HOLDBENCH_VENV_DIR=str(home / "venvs"), OMP_NUM_THREADS="1",
+               MLFLOW_TRACKING_URI=f"sqlite:///{home / 'mlflow.db'}")
+    env.update(extra)
+    return env
+
+
+def _bash(script: str, home: Path, env: dict, timeout: float = 1800) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=home, env=env, capture_output=True,
+                          text=True, timeout=timeout, check=False)
+
+
+def _exports() -> str:
+    return block("docs/extending/plugin-synthesizer.md", "export HOLDBENCH_PLUGIN_PATH=$HOME/holdbench-plugins   # folders of plug-in folders (as PATH: dir1:dir2)")
+
+
+def test_plugin_recipe_worker_runs_here_and_the_folder_is_discovered(tmp_path, monkeypatch):
+    """Quick tier: the page's worker fits and samples (in this environment), its folder is a plug-in."""
+    from holdbench.contracts import plugin_env
+
+    proc = _bash(_exports(), tmp_path, _env(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    _write(_plugin_files(), tmp_path)
+    folder = tmp_path / "holdbench-plugins" / "toy"
+    spec = importlib.util.spec_from_file_location("toy_worker", folder / "worker.py")
+    worker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(worker)
+    train = pd.DataFrame({"c": ["a", "b", "b", "<NA>"], "x": [1.0, 2.0, float("nan"), 4.0]})
+    fit, sample = worker.METHODS["marginals"]
+    cfg = {"categorical": ["c"], "numeric": ["x"], "seed": 3, "params": {"noise": 0.5}}
+    model, info = fit(train, cfg, cfg["params"])
+    out = sample(model, 50, cfg)
+    assert info == {"training_rows": 4} and list(out.columns) == ["c", "x"] and len(out) == 50
+    assert set(out["c"]) <= {"a", "b", "<NA>"} and not out["x"].dropna().isin(train["x"]).all()  # noise added
+    pd.testing.assert_frame_equal(out, sample(model, 50, cfg))  # seeded
+    assert set(worker.LIBRARIES) == set(worker.METHODS)
+
+    monkeypatch.setenv("HOLDBENCH_PLUGIN_PATH", str(tmp_path / "holdbench-plugins"))
+    monkeypatch.setenv("HOLDBENCH_VENV_DIR", str(tmp_path / "venvs"))
+    toy = plugin_env.get("toy")
+    assert toy.folder == folder and toy.packages == ("numpy", "pandas", "pyarrow")
+    why = toy.unavailable()
+    assert why.startswith("toy not installed: python3 -m venv") and str(folder / "requirements.txt") in why
+
+
+@pytest.mark.slow
+def test_plugin_recipe_end_to_end(tmp_path):
+    """The page followed as written: its venv built from its requirements, a study whose toy cell runs in it."""
+    _write(_plugin_files(), tmp_path)
+    run = block("docs/extending/plugin-synthesizer.md", "python3 -m holdbench.contracts.plugin_env install toy")
+    env = _env(tmp_path)
+    proc = _bash(_exports() + "\n" + run, tmp_path, env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert (tmp_path / "venvs" / ".venv-toy" / "bin" / "python").exists()
+    assert not (REPO / ".venv-toy").exists()
+    study = tmp_path / "results" / "toy_study"
+    board = pd.read_csv(study / "leaderboard.csv")
+    rows = board.set_index("synthesizer")
+    assert set(rows.index) == {"toy_marginals", "holdout"}, board
+    assert rows.loc["toy_marginals", "status"] == "ok", board.to_string()
+    gens = list(study.rglob("toy_marginals/generate.json"))
+    assert len(gens) == 1
+    gen = json.loads(gens[0].read_text())
+    text = json.dumps(gen)
+    assert '"plugin": "toy"' in text and '"training_rows"' in text and '"noise": 0.1' in text
+    # installing again: the stamp matches, nothing is rebuilt
+    proc = _bash(_exports() + "\npython3 -m holdbench.contracts.plugin_env install toy", tmp_path, env)
+    assert proc.returncode == 0 and "toy's own venv" in proc.stdout and "already installed" in proc.stdout
