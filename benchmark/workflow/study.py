@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -219,6 +220,33 @@ def _check_values(synth: str, cfg: dict, datasets: list[str]) -> None:
         v = cfg.get(key)
         if v is not None and (not isinstance(v, int) or v <= 0):
             raise ConfigError(f"synthesizer {synth!r}: `{key}` must be a positive integer, got {v!r}")
+    _check_privacy_budget(synth, cfg)
+
+
+#: the largest ε a DP generator accepts: above log(max float64) = 709.78, e^ε (the privacy-loss bound the DP
+#: libraries' accounting computes with) is no finite 64-bit float, and OpenDP fails deep inside with an overflow
+MAX_EPSILON = math.log(sys.float_info.max)
+
+
+def _check_privacy_budget(synth: str, cfg: dict) -> None:
+    """ε (and δ, preprocessor_eps) of a DP generator's config, checked before any job runs."""
+    def number(v) -> bool:
+        return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+    if "epsilon" in cfg:
+        eps = cfg["epsilon"]
+        if not number(eps) or eps <= 0:
+            raise ConfigError(f"synthesizer {synth!r}: `epsilon` must be a positive finite number, got {eps!r}")
+        if eps > MAX_EPSILON:
+            raise ConfigError(f"synthesizer {synth!r}: `epsilon` {eps:g} is above {MAX_EPSILON:.2f} = log(largest "
+                              "64-bit float): e^epsilon, the privacy-loss bound the DP libraries compute with, "
+                              "overflows (and any epsilon above ~10 protects next to nothing)")
+    if cfg.get("delta") is not None and "epsilon" in cfg and not (number(cfg["delta"]) and 0 < cfg["delta"] < 1):
+        raise ConfigError(f"synthesizer {synth!r}: `delta` must be a number in (0, 1), got {cfg['delta']!r}")
+    pre = cfg.get("preprocessor_eps")
+    if pre is not None and not (number(pre) and 0 < pre < cfg.get("epsilon", math.inf)):
+        raise ConfigError(f"synthesizer {synth!r}: `preprocessor_eps` must be a positive number below `epsilon` "
+                          f"({cfg.get('epsilon')!r}), got {pre!r}")
 
 
 def write_if_changed(path: Path, obj: Any) -> None:

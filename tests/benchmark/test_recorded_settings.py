@@ -76,3 +76,30 @@ def test_a_study_that_runs_a_variant_against_its_name_is_refused(overrides, mess
 def test_an_override_that_agrees_with_the_name_or_that_the_name_does_not_state_is_fine():
     study = load_study("demo", ["synthesizers=[flip10,mst_eps3]", "params={mst_eps3: {epsilon: 3, bins: 12}}"])
     assert study.synth_configs["mst_eps3"]["bins"] == 12
+
+
+# --- item 8: a DP budget that cannot run is refused when the study is loaded (holdbench validate) --------
+
+@pytest.mark.parametrize(("param", "message"), [
+    ("{epsilon: 0}", r"`epsilon` must be a positive finite number, got 0"),
+    ("{epsilon: -1}", r"`epsilon` must be a positive finite number, got -1"),
+    ("{epsilon: 1.0e+308}", r"`epsilon` 1e\+308 is above 709.78 = log\(largest 64-bit float\)"),
+    ("{delta: 0}", r"`delta` must be a number in \(0, 1\), got 0"),
+])
+def test_an_epsilon_no_dp_library_can_run_is_refused_at_load(param, message):
+    with pytest.raises(ConfigError, match=f"synthesizer 'mst_eps1': {message}"):
+        load_study("demo", ["synthesizers=[mst_eps1]", f"params={{mst_eps1: {param}}}"])
+
+
+def test_privbayes_epsilon_is_checked_too_and_a_sound_one_passes():
+    with pytest.raises(ConfigError, match="'privbayes_eps1': `epsilon` must be a positive finite number"):
+        load_study("demo", ["synthesizers=[privbayes_eps1]", "params={privbayes_eps1: {epsilon: 0.0}}"])
+    assert load_study("demo", ["synthesizers=[mst_eps10]"]).synth_configs["mst_eps10"]["epsilon"] == 10.0
+
+
+@pytest.mark.parametrize("eps", [float("inf"), float("nan"), True, "1"])
+def test_an_epsilon_that_is_no_finite_number_is_refused(eps):
+    from holdbench.benchmark.workflow.study import _check_privacy_budget
+
+    with pytest.raises(ConfigError, match="`epsilon` must be a positive finite number"):
+        _check_privacy_budget("mst_x", {"epsilon": eps})
