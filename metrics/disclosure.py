@@ -280,6 +280,10 @@ class AttributeDisclosure(MetricFamily):
 
     def __init__(self, n_targets: int | None = 2000, deltas: Sequence[float] | None = None,
                  c: float = 3.0) -> None:
+        """n_targets: holdbench's form samples min(n_targets, |T|, |H|) targets from T and as many from H
+        (seeded); None = min(|T|, |H|). Bale & Quick's form takes every record as a target.
+        deltas: the radii on the standardised continuous quasi-identifiers; None = 5 from 0.001 to 0.5.
+        c: the ratio above which a target counts as disclosed (the share_above_c metrics)."""
         if n_targets is not None and (isinstance(n_targets, bool) or not isinstance(n_targets, (int, np.integer))
                                       or n_targets < 1):
             raise ValueError(f"disclosure: n_targets must be an integer >= 1 or None, got {n_targets!r}")

@@ -315,6 +315,10 @@ class LegalCriteria(MetricFamily):
 
     def __init__(self, delta: float = 0.001, k: int = 5, percentile: float = 5.0,
                  ims_curve_deltas: Sequence[float] | None = None) -> None:
+        """delta: a synthetic record within this Euclidean distance of a T record is an identical match (IMS).
+        k: the NNDR's denominator is the distance to the k-th nearest T record (d1/dk; Bale & Quick: 5).
+        percentile: the percentile of the DCR and NNDR distributions that the criteria compare.
+        ims_curve_deltas: the radii of the leave-one-out IMS curve (`legal_ims_curve`); None = 0, 0.01, ..., 1."""
         if not (isinstance(delta, (int, float)) and math.isfinite(delta) and delta >= 0):
             raise ValueError(f"legal: delta must be a finite number >= 0, got {delta!r}")
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:

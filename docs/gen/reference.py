@@ -225,19 +225,28 @@ def _family_doc(cls: type) -> tuple[str, str]:
     return cls.definition, cls.reference
 
 
+def _param_notes(doc: str, names: list[str]) -> dict[str, str]:
+    """What a constructor docstring says about each parameter: the text after `name:` (or `a, b:`, or
+    `name (unit):`) up to the next parameter's label; a parameter the docstring does not name gets none."""
+    label = re.compile(r"(?<![\w.`])(\w+(?:,\s*\w+)*)\s*(?:\([^)]*\))?:(?=\s)")
+    marks = [(m.start(), m.end(), [n.strip() for n in m.group(1).split(",")]) for m in label.finditer(doc)]
+    marks = [m for m in marks if all(n in names for n in m[2])]
+    notes: dict[str, str] = {}
+    for i, (_, end, group) in enumerate(marks):
+        stop = marks[i + 1][0] if i + 1 < len(marks) else len(doc)
+        note = " ".join(doc[end:stop].split()).rstrip(";, ")
+        for n in group:
+            notes.setdefault(n, note)
+    return notes
+
+
 def _options(cls: type) -> list[list[str]]:
-    """The constructor's parameters: name, default, and the docstring's line about it (if it has one)."""
-    sig = inspect.signature(cls.__init__)
-    doc = inspect.getdoc(cls.__init__) or ""
-    rows = []
-    for p in list(sig.parameters.values())[1:]:
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            continue
-        default = "required" if p.default is p.empty else code(yaml_value(p.default))
-        m = re.search(rf"(?:^|[\s,(]){re.escape(p.name)}(?:\s*\([^)]*\))?\s*:\s*(.+?)(?=\n\s*\n|\n\S+\s*(?:\([^)]*\))?\s*:|$)",
-                      doc, re.DOTALL)
-        rows.append([code(p.name), default, text(m.group(1)) if m else ""])
-    return rows
+    """The constructor's parameters: name, default, and what its docstring says about it (if anything)."""
+    params = [p for p in list(inspect.signature(cls.__init__).parameters.values())[1:]
+              if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    notes = _param_notes(inspect.getdoc(cls.__init__) or "", [p.name for p in params])
+    return [[code(p.name), "required" if p.default is p.empty else code(yaml_value(p.default)),
+             text(notes.get(p.name, ""))] for p in params]
 
 
 def metrics_page() -> str:
