@@ -317,15 +317,13 @@ def _plugin_of(cls: type) -> Any | None:
 
 
 def _synth_rows(cls: type, raw: dict) -> list[list[str]]:
-    sig = inspect.signature(cls.__init__)
-    rows = []
-    for p in list(sig.parameters.values())[1:]:
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            continue
-        default = "required" if p.default is p.empty else code(yaml_value(p.default))
-        in_yaml = code(yaml_value(raw[p.name])) if p.name in raw else ""
-        rows.append([code(p.name), default, in_yaml])
-    return rows
+    params = [p for p in list(inspect.signature(cls.__init__).parameters.values())[1:]
+              if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    names = [p.name for p in params]
+    notes = {**_param_notes(inspect.cleandoc(cls.__doc__ or ""), names),
+             **_param_notes(inspect.cleandoc(cls.__init__.__doc__ or ""), names)}  # the constructor's own first
+    return [[code(p.name), "required" if p.default is p.empty else code(yaml_value(p.default)),
+             code(yaml_value(raw[p.name])) if p.name in raw else "", text(notes.get(p.name, ""))] for p in params]
 
 
 def synthesizers_page() -> str:
@@ -379,7 +377,7 @@ def synthesizers_page() -> str:
         out.append("")
         rows = _synth_rows(cls, raw)
         if rows:
-            out.append(table(["argument", "constructor default", "this config"], rows))
+            out.append(table(["argument", "constructor default", "this config", "meaning (from the class)"], rows))
         else:
             out.append("No constructor arguments.\n")
         variants = raw.get("variants") or {}
