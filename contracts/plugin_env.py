@@ -202,7 +202,7 @@ def install(names: list[str] | None = None, say=print) -> list[str]:
         say(f"{p.name}'s own venv in {p.venv} ({p.why}), from {p.requirements}")
         if p.venv.exists():
             shutil.rmtree(p.venv)
-        subprocess.run(p.install_command(), shell=True, check=True)  # noqa: S602 - our own quoted command
+        subprocess.run(p.install_command(), shell=True, check=True)  # our own quoted command
         done.append(p.name)
     return done
 

@@ -116,3 +116,39 @@ def test_plugin_recipe_end_to_end(tmp_path):
     # installing again: the stamp matches, nothing is rebuilt
     proc = _bash(_exports() + "\npython3 -m holdbench.contracts.plugin_env install toy", tmp_path, env)
     assert proc.returncode == 0 and "toy's own venv" in proc.stdout and "already installed" in proc.stdout
+
+
+def test_figure_recipe_draws_the_figure_into_a_collected_report(tmp_path):
+    """docs/extending/figure.md followed as written: the module saved where its first line says, the
+    page's commands run on a collected study (a fabricated one named demo): the figure is drawn, and
+    report.html embeds it under the module's caption, after the trade-off figure."""
+    import base64
+    import html
+
+    from tests.benchmark.conftest import build_study
+
+    setup = block("docs/extending/figure.md", "export HOLDBENCH_FIGURE_PATH=$HOME/holdbench-figures   # folders of figure modules (as PATH: dir1:dir2)")
+    module = block("docs/extending/figure.md", "# ~/holdbench-figures/f3_by_seed.py")
+    report = block("docs/extending/figure.md", "holdbench report demo")
+    study = build_study(tmp_path / "results", name="demo")
+    env = _env(tmp_path)
+    proc = _bash(setup, tmp_path, env)
+    assert proc.returncode == 0, proc.stderr
+    _write({module.split("\n", 1)[0].removeprefix("# ").strip(): module}, tmp_path)
+    proc = _bash(setup + "\n" + report, tmp_path, env, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    plots = study.path / "plots"
+    drawn = sorted(p.name for p in plots.glob("f3_by_seed_*.png"))
+    assert drawn == sorted(f"f3_by_seed_{d}.png" for d in study.datasets)
+    page = (study.path / "report.html").read_text()
+    caption = html.escape("F3 ratio of every cell, one dot per split seed (1 = as close to T as the holdout); "
+                          "the spread of a row is the seeds' variation.")
+    assert page.count(caption) == len(study.datasets)
+    for name in drawn:
+        assert base64.b64encode((plots / name).read_bytes()).decode() in page
+    assert page.index(base64.b64encode((plots / "tradeoff.png").read_bytes()).decode()) < page.index(caption)
+    # without the folder on the path, the next collect has no such figure (and removes the stale file)
+    env.pop("HOLDBENCH_FIGURE_PATH", None)
+    proc = _bash(report, tmp_path, env, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert not list(plots.glob("f3_by_seed_*.png")) and caption not in (study.path / "report.html").read_text()
