@@ -1,4 +1,4 @@
-"""Fidelity, privacy, utility and attack metrics of synthetic tables (docs/definitions/ (§3-§11)).
+"""Fidelity, privacy, utility and attack metrics of synthetic tables (docs/definitions/, §3-§11).
 
 Every metric is declared once, as a field of a family's result (holdbench.metrics.registry).
 The families are imported when first named (`holdbench.metrics.Fidelity`, `from metrics import DCRShare`),

@@ -32,7 +32,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         "evaluate",
         help="every metric of one synthetic table: fidelity, privacy, utility, attacks",
         description="Score a synthetic table S against its training table T and holdout H "
-                    "(Platzer & Reutterer 2021 and beyond; docs/definitions/ (§3-§11)).",
+                    "(Platzer & Reutterer 2021 and beyond; definitions: docs/definitions/, §3-§11).",
     )
     p.add_argument("--train", help="training table T (.csv, .csv.gz, .parquet)")
     p.add_argument("--holdout", help="holdout table H, never seen by the synthesizer")
