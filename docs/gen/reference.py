@@ -282,12 +282,14 @@ def metrics_page() -> str:
         if headline:
             out.append("- **Headline metrics**: " + ", ".join(code(h) for h in headline))
         out.append("")
+        number = re.match(r"(\d+)\.", _section_title(definition))
+        see = f"([{'§' + number.group(1) if number else 'definition'}](../{definition}))"
         rows = []
         for s in specs:
             reading = f"{s.group}; {text(s.better)}; {s.digits} digits"
             if s.interval:
                 reading += "; 95% interval " + " – ".join(code(f) for f in s.interval)
-            rows.append([f"{code(s.name)}<br>{text(s.label)}", reading, text(s.meaning)])
+            rows.append([f"{code(s.name)}<br>{text(s.label)}", reading, f"{text(s.meaning)} {see}"])
         out.append(table(["key and label", "group; better; digits; interval", "meaning"], rows))
         artifacts = [f for f in dataclasses.fields(cls.result_type) if _ARTIFACT in f.metadata]
         if artifacts:
