@@ -13,7 +13,7 @@ wall, because the machine is shared; on an idle core they are the same).
                     control, S = (a) each column of T permuted independently, (b) T resampled
                     with replacement (|T| rows), (c) H itself; prints the bridge's risks and, from
                     anonymeter's own query builder in the venv, where the queries come from
-  --install-time    time `python3 -m venv` + `pip install -r metrics/anonymeter_requirements.txt`
+  --install-time    time `python3 -m venv` + `pip install -r metrics/plugins/anonymeter/requirements.txt`
                     into a temporary directory (downloads ~200 MB) and report its size
 
 Usage: python scripts/bench/bench_anonymeter.py [--shared DIR] [--synth synthpop] [--only study|default]
