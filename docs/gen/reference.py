@@ -313,9 +313,8 @@ def _plugin_of(cls: type) -> Any | None:
 
     if not issubclass(cls, IsolatedSynthesizer):
         return None
-    if hasattr(plugin_env, "load_plugin"):  # a plug-in is the folder its module lives in
-        return plugin_env.load_plugin(Path(sys.modules[cls.__module__].__file__).resolve().parent)
-    return plugin_env.PLUGINS[cls.plugin]
+    # a plug-in is the folder its module lives in (plugin.toml, requirements.txt, worker.py)
+    return plugin_env.load_plugin(Path(sys.modules[cls.__module__].__file__).resolve().parent)
 
 
 def _synth_rows(cls: type, raw: dict) -> list[list[str]]:
