@@ -173,6 +173,16 @@ class Anonymeter(MetricFamily):
                  max_attempts: int | None = 200_000,
                  link_split: str = "halves", n_neighbors: int = 10, seed: int | None = None,
                  timeout_seconds: float = 1800.0, python: str | None = None) -> None:
+        """n_attacks: attacks per evaluator (anonymeter's default: 500).
+        n_attacks_multi: attacks of the multivariate singling-out (None: n_attacks).
+        n_cols: columns per predicate of the multivariate singling-out.
+        max_attempts: cap on the multivariate singling-out's query attempts, passed to anonymeter (None: no cap).
+        link_split: linkability's two sources: halves (T's columns in two halves, in T's order) or qi (the
+        dataset's quasi-identifiers against the other columns).
+        n_neighbors: linkability claims a link when the two sources share one of their n_neighbors nearest S records.
+        seed: the seed of every random draw of anonymeter (None: the cell's seed).
+        timeout_seconds: wall-clock limit of the anonymeter worker.
+        python: the interpreter that runs anonymeter (None: $HOLDBENCH_ANONYMETER_PYTHON, else the plug-in's venv)."""
         n_attacks_multi = n_attacks if n_attacks_multi is None else n_attacks_multi
         for opt, value, low in (("n_attacks", n_attacks, 1), ("n_attacks_multi", n_attacks_multi, 1),
                                 ("n_cols", n_cols, 1), ("n_neighbors", n_neighbors, 1)):
