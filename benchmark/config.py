@@ -2,6 +2,13 @@
 
 Snakemake owns output paths, so Hydra is used through its compose API only. Every
 check here runs before a job starts and names the offending key.
+
+Where configs are found: the shipped tree `conf/` (or, for tests and forks, the tree named by
+`HOLDBENCH_CONF_DIR`, which replaces it), then every directory of the config search path
+`HOLDBENCH_CONFIG_PATH` (`dir1:dir2`, as PATH; `holdbench ... --config-dir DIR` adds to it). A
+directory of the search path is laid out like conf/ (`dataset/`, `synthesizer/`, `metrics/`, `study/`,
+`gates/`); its files join the shipped ones. A name defined in two places is refused with both
+files named: nothing shadows anything, so a name always means one file.
 """
 
 from __future__ import annotations
@@ -27,8 +34,76 @@ class ConfigError(ValueError):
     """A config is invalid; the message names the file or key."""
 
 
+#: replaces the shipped conf/ tree (the one with config.yaml); for tests and forks
+CONF_DIR_ENV = "HOLDBENCH_CONF_DIR"
+#: directories laid out like conf/ whose configs join the shipped ones (os.pathsep-separated, as PATH)
+CONFIG_PATH_ENV = "HOLDBENCH_CONFIG_PATH"
+#: the config groups a search-path directory may hold
+GROUPS = ("dataset", "synthesizer", "metrics", "study", "gates")
+
+
 def conf_dir() -> Path:
-    return Path(os.environ.get("HOLDBENCH_CONF_DIR", REPO_ROOT / "conf")).resolve()
+    """The shipped config tree (conf/, holding config.yaml), or the one HOLDBENCH_CONF_DIR names."""
+    return Path(os.environ.get(CONF_DIR_ENV, REPO_ROOT / "conf")).resolve()
+
+
+def user_config_dirs() -> list[Path]:
+    """The directories of the config search path (HOLDBENCH_CONFIG_PATH), each checked: it exists and
+    holds at least one group folder (a directory laid out like conf/, not conf/dataset/ itself)."""
+    out: list[Path] = []
+    for entry in os.environ.get(CONFIG_PATH_ENV, "").split(os.pathsep):
+        if not entry.strip():
+            continue
+        path = Path(os.path.expanduser(entry.strip())).resolve()
+        if not path.is_dir():
+            raise ConfigError(f"{CONFIG_PATH_ENV}: {entry!r} is not a directory")
+        if not any((path / g).is_dir() for g in GROUPS):
+            hint = f" (it is itself the {path.name}/ folder: give its parent)" if path.name in GROUPS else ""
+            raise ConfigError(f"{CONFIG_PATH_ENV}: {path} holds none of the group folders "
+                              f"{', '.join(g + '/' for g in GROUPS)}: lay it out like conf/{hint}")
+        if path != conf_dir() and path not in out:
+            out.append(path)
+    return out
+
+
+def search_path() -> list[Path]:
+    """Every config tree, the shipped one first."""
+    return [conf_dir(), *user_config_dirs()]
+
+
+def config_index(group: str) -> dict[str, Path]:
+    """name -> file of every config of a group (<tree>/<group>/<name>.yaml over the search path);
+    a name found in two trees is a ConfigError naming both files."""
+    out: dict[str, Path] = {}
+    for tree in search_path():
+        for path in sorted((tree / group).glob("*.yaml")):
+            if path.stem in out:
+                raise ConfigError(f"{group} {path.stem!r} is defined twice: {out[path.stem]} and {path}; "
+                                  "a name must mean one file (rename one of them; a config may extend "
+                                  "another through `defaults: [<name>, _self_]`)")
+            out[path.stem] = path
+    return out
+
+
+def config_file(group: str, name: str) -> Path:
+    """The file of a config (where it would be in conf/ when it does not exist: for messages)."""
+    return config_index(group).get(name, conf_dir() / group / f"{name}.yaml")
+
+
+def config_source(group: str, name: str) -> str:
+    """Which file a config (or, for a synthesizer, a variant) came from, as recorded with a cell's
+    results: relative to the repository for the shipped files, absolute for the user's own."""
+    stem = variant_index(group).get(name, name) if group == "synthesizer" else name
+    path = config_file(group, stem)
+    try:
+        return str(path.relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)
+
+
+def _where(group: str) -> str:
+    """The directories a group's configs are read from, for messages."""
+    return ", ".join(str(t / group) for t in search_path())
 
 
 def check_name(kind: str, name: str) -> str:
@@ -50,8 +125,8 @@ DEFAULT_COST = "moderate"
 
 
 def config_files(group: str) -> list[str]:
-    """Stems of the YAML files of a group (conf/<group>/*.yaml)."""
-    return sorted(p.stem for p in (conf_dir() / group).glob("*.yaml"))
+    """Stems of the YAML files of a group (<tree>/<group>/*.yaml over the search path)."""
+    return sorted(config_index(group))
 
 
 def variant_index(group: str) -> dict[str, str]:
@@ -59,8 +134,8 @@ def variant_index(group: str) -> dict[str, str]:
     import yaml
 
     out: dict[str, str] = {}
-    for stem in config_files(group):
-        path = conf_dir() / group / f"{stem}.yaml"
+    files = config_index(group)
+    for stem, path in files.items():
         try:
             raw = yaml.safe_load(path.read_text()) or {}
         except (OSError, yaml.YAMLError) as exc:
@@ -73,8 +148,9 @@ def variant_index(group: str) -> dict[str, str]:
                               f"value for {VARIANT_TOKEN}")
         for v in variants:
             check_name(group, str(v))
-            if str(v) in out or (conf_dir() / group / f"{v}.yaml").exists():
-                raise ConfigError(f"{path}: variant {v!r} is declared twice (also {out.get(str(v), v)}.yaml)")
+            if str(v) in out or str(v) in files:
+                also = files[out[str(v)]] if str(v) in out else files[str(v)]
+                raise ConfigError(f"{path}: variant {v!r} is declared twice (also {also})")
             out[str(v)] = stem
     return out
 
@@ -115,7 +191,7 @@ def load_group(group: str, name: str, overrides: Iterable[str] = (), add_keys: b
     check_name(group, name)
     if name not in config_files(group):
         raise ConfigError(
-            f"unknown {group} {name!r}: no {conf_dir() / group / (name + '.yaml')} "
+            f"unknown {group} {name!r}: no {name}.yaml in {_where(group)} "
             f"(known: {', '.join(available(group))})"
         )
     from hydra import compose, initialize_config_dir
@@ -124,12 +200,20 @@ def load_group(group: str, name: str, overrides: Iterable[str] = (), add_keys: b
 
     prefix = "++" if add_keys else ""
     ovr = [f"+{group}={name}"] + [f"{prefix}{group}.{o}" for o in overrides]
+    users = user_config_dirs()
+    if users:  # the user's trees join Hydra's search path (names are unique: config_index checked)
+        ovr.append("hydra.searchpath=[" + ",".join(_quoted(f"file://{d}") for d in users) + "]")
     try:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
             cfg = compose(config_name="config", overrides=ovr)
     except (HydraException, OmegaConfBaseException) as exc:
         raise ConfigError(f"{group} {name!r}: {_one_line(exc)}") from exc
     return cfg[group]
+
+
+def _quoted(text: str) -> str:
+    """A Hydra override value quoted (a path may hold commas, spaces or brackets)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 _SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
@@ -146,7 +230,7 @@ def validate_config(group: str, name: str, cfg: dict) -> None:
     if not errors:
         return
     err = errors[0]
-    where = f"{conf_dir() / group / (name + '.yaml')}"
+    where = f"{config_file(group, name)}"
     key = ".".join(str(p) for p in err.path)
     if err.validator == "additionalProperties":
         extra = sorted(set(err.instance) - set(err.schema.get("properties") or {}))
@@ -237,8 +321,8 @@ def _plain_config(group: str, name: str, seen: tuple[str, ...]) -> dict[str, Any
     key by key, any other value replacing), or None when it is not plain."""
     import yaml
 
-    path = conf_dir() / group / f"{name}.yaml"
-    if name in seen or not path.is_file():
+    path = config_index(group).get(name)
+    if name in seen or path is None or not path.is_file():
         return None
     try:
         raw = yaml.load(path.read_text(), Loader=_unique_key_loader())  # a SafeLoader refusing duplicate keys
@@ -293,44 +377,124 @@ def _merged(base: dict, over: dict) -> dict:
 
 def synthesizer_config(name: str, preset: str | None = None, overrides: Iterable[str] = (),
                        params: dict | None = None) -> dict:
-    """The resolved constructor config of a synthesizer, preset merged in and checked.
+    """The resolved constructor config of a synthesizer, preset merged in and checked: every
+    effective constructor argument, whether the YAML sets it or the constructor's default does.
 
-    A synthesizer YAML holds `_target_`, constructor arguments, optional
-    `presets: {smoke: {arg: value}}` and optional `variants:` — named cells made from the one
-    file, each either a mapping of arguments (flip10: {p: 0.1}) or a value that replaces
-    `{variant}` in the file's string arguments (published_ctgan: ctgan). A file with variants
-    is used through them only. Overrides are `arg=value` strings; `params` (a study's
-    `params:` for this synthesizer) are values set last, over the preset and the variant.
+    A synthesizer YAML holds `_target_`, the constructor arguments that differ from the
+    constructor's defaults (a default is written once: in the constructor, or in the YAML for an
+    argument without one; `repeated_defaults`), optional `presets: {smoke: {arg: value}}` and
+    optional `variants:` — named cells made from the one file, each either a mapping of arguments
+    (flip10: {p: 0.1}) or a value that replaces `{variant}` in the file's string arguments
+    (published_ctgan: ctgan). A file with variants is used through them only. Overrides are
+    `arg=value` strings; `params` (a study's `params:` for this synthesizer) are values set last,
+    over the preset and the variant. The constructor's plain defaults (`constructor_defaults`) are
+    filled in first, so the recorded config (and its digest) names every value the cell ran with,
+    and a changed default recomputes the cells it changes.
     """
     params = dict(params or {})
     stem = variant_index("synthesizer").get(name, name)
-    cfg = to_container(load_group("synthesizer", stem, overrides))
+    cfg = to_container(load_group("synthesizer", stem, overrides, add_keys=True))
     validate_config("synthesizer", stem, cfg)
     cfg.pop(COST_KEY, None)
     variants = cfg.pop(VARIANTS_KEY, None)
+    presets = cfg.pop(PRESET_KEY, None) or {}
+    cls = synthesizer_class(name, cfg)
+    cfg = {**constructor_defaults(cls), **cfg}
+    accepted = set(cfg) | _argument_names(cls)
+    explicit = {o.split("=", 1)[0].lstrip("+~") for o in overrides} | set(params)
     if variants is not None:
         if name == stem:
             raise ConfigError(f"synthesizer {name!r} is used through its variants: {', '.join(sorted(variants))}")
-        explicit = {o.split("=", 1)[0] for o in overrides} | set(params)
-        cfg = _apply_variant(name, cfg, variants[name], explicit)
-    presets = cfg.pop(PRESET_KEY, None) or {}
+        cfg = _apply_variant(name, cfg, variants[name], explicit, accepted)
     if preset is not None:
         if preset not in presets:
             raise ConfigError(
                 f"synthesizer {name!r} has no preset {preset!r} (has: {sorted(presets) or 'none'})"
             )
-        unknown = set(presets[preset]) - set(cfg)
+        unknown = set(presets[preset]) - accepted
         if unknown:
             raise ConfigError(f"synthesizer {name!r}, preset {preset!r}: unknown keys {sorted(unknown)}")
-        explicit = {o.split("=", 1)[0] for o in overrides} | set(params)
         cfg.update({k: v for k, v in presets[preset].items() if k not in explicit})
-    unknown = sorted(set(params) - set(cfg))
+    unknown = sorted(set(params) - accepted)
     if unknown:
         raise ConfigError(f"synthesizer {name!r}: unknown parameter(s) {unknown} in the study's params "
-                          f"(the config has: {sorted(k for k in cfg if not k.startswith('_'))})")
+                          f"(the config has: {sorted(k for k in accepted if not k.startswith('_'))})")
     cfg.update(params)
     check_constructor(name, cfg)
     return cfg
+
+
+def synthesizer_class(name: str, cfg: dict) -> type:
+    """The class a synthesizer config's `_target_` names (imported; a ConfigError naming the config if not)."""
+    target = cfg.get("_target_")
+    if not target:
+        raise ConfigError(f"synthesizer {name!r}: `_target_` is missing")
+    try:
+        cls = _locate(target)
+    except Exception as exc:  # noqa: BLE001 - any import failure of the user's module
+        raise ConfigError(f"synthesizer {name!r}: cannot import _target_ {target!r}: {_one_line(exc)}") from None
+    if not isinstance(cls, type):
+        raise ConfigError(f"synthesizer {name!r}: _target_ {target!r} is not a class")
+    return cls
+
+
+def _argument_names(cls: type) -> set[str]:
+    params = inspect.signature(cls.__init__).parameters
+    return {k for k, p in params.items() if k != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+
+
+_NOT_PLAIN = object()
+
+
+def _plain_value(value: Any) -> Any:
+    """`value` as a config holds it (tuples as lists), or _NOT_PLAIN for anything a YAML cannot say."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        out = [_plain_value(v) for v in value]
+        return _NOT_PLAIN if any(v is _NOT_PLAIN for v in out) else out
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        out = {k: _plain_value(v) for k, v in value.items()}
+        return _NOT_PLAIN if any(v is _NOT_PLAIN for v in out.values()) else out
+    return _NOT_PLAIN
+
+
+def constructor_defaults(cls: type) -> dict[str, Any]:
+    """The constructor's keyword arguments whose default is a plain value (None, bool, int, float, str,
+    and lists, tuples and mappings of them; tuples as lists, as a YAML gives them). Another default
+    (an object) stays the constructor's own and is not recorded."""
+    out = {}
+    for key, p in inspect.signature(cls.__init__).parameters.items():
+        if key == "self" or key.startswith("_") or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) \
+                or p.default is p.empty:
+            continue
+        value = _plain_value(p.default)
+        if value is not _NOT_PLAIN:
+            out[key] = value
+    return out
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """Equal as config values: 1 and 1.0 alike, True and 1 not, a tuple and a list alike."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple, dict)) or isinstance(b, (list, tuple, dict)):
+        return False
+    numbers = isinstance(a, (int, float)) and isinstance(b, (int, float))
+    return (type(a) is type(b) or numbers) and a == b
+
+
+def repeated_defaults(cls: type, written: dict) -> list[str]:
+    """The keys of a config that repeat the constructor's default (the same value written twice).
+    A default is written once: in the constructor, or in the YAML for an argument without one."""
+    params = inspect.signature(cls.__init__).parameters
+    return sorted(k for k, v in written.items()
+                  if k in params and not k.startswith("_") and params[k].default is not params[k].empty
+                  and _same_value(v, params[k].default))
 
 
 def synthesizer_cost(name: str) -> str:
@@ -340,10 +504,10 @@ def synthesizer_cost(name: str) -> str:
     return str(group_config("synthesizer", stem).get(COST_KEY, DEFAULT_COST))
 
 
-def _apply_variant(name: str, cfg: dict, variant: Any, explicit: set[str]) -> dict:
+def _apply_variant(name: str, cfg: dict, variant: Any, explicit: set[str], accepted: set[str]) -> dict:
     """The variant's settings over the file's; a user's explicit override wins over both."""
     if isinstance(variant, dict):
-        unknown = sorted(set(variant) - set(cfg))
+        unknown = sorted(set(variant) - accepted)
         if unknown:
             raise ConfigError(f"synthesizer variant {name!r}: unknown keys {unknown}")
         return {**cfg, **{k: v for k, v in variant.items() if k not in explicit}}
@@ -453,7 +617,7 @@ def check_metrics_config(name: str, cfg: dict, skip: Iterable[str] = ()) -> list
 
     Returns the families built (the ones in `skip` are checked against the schema only, not built)."""
     validate_config("metrics", name, cfg)
-    where = f"metrics config {conf_dir() / 'metrics' / (name + '.yaml')}"
+    where = f"metrics config {config_file('metrics', name)}"
     unknown = sorted(set(cfg) - METRICS_KEYS)
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {unknown} (known: {sorted(METRICS_KEYS)})")

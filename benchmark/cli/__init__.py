@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from pathlib import Path
 
 from holdbench import __version__
 
@@ -16,6 +17,11 @@ _COMMANDS = (
     "holdbench.benchmark.cli.evaluate",
     "holdbench.benchmark.cli.study",
 )
+
+
+#: the commands that read configs: each takes --config-dir DIR (repeatable), which adds DIR to the
+#: config search path (holdbench.benchmark.config.CONFIG_PATH_ENV) for this command and the jobs it starts
+CONFIG_COMMANDS = ("run", "validate", "evaluate", "check", "datasets", "load")
 
 
 class UserError(Exception):
@@ -32,7 +38,26 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for mod in _COMMANDS:
         importlib.import_module(mod).register(sub)
+    for name in CONFIG_COMMANDS:
+        sub.choices[name].add_argument(
+            "--config-dir", action="append", default=[], metavar="DIR",
+            help="a directory laid out like conf/ (dataset/, synthesizer/, metrics/, study/, gates/) whose "
+                 "configs join the shipped ones; repeatable; adds to $HOLDBENCH_CONFIG_PATH")
     return parser
+
+
+def use_config_dirs(dirs: list[str]) -> None:
+    """Put --config-dir directories in front of the config search path of this process (and so of
+    every process it starts: the Snakemake workflow and its jobs inherit the variable)."""
+    import os
+
+    from holdbench.benchmark.config import CONFIG_PATH_ENV, user_config_dirs
+
+    if not dirs:
+        return
+    old = [p for p in os.environ.get(CONFIG_PATH_ENV, "").split(os.pathsep) if p.strip()]
+    os.environ[CONFIG_PATH_ENV] = os.pathsep.join([str(Path(d).expanduser().resolve()) for d in dirs] + old)
+    user_config_dirs()  # each directory checked now, named in the error
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -54,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # the command line, to repeat it (resume)
     try:
+        use_config_dirs(getattr(args, "config_dir", None) or [])
         return int(args.func(args) or 0)
     except OSError as exc:
         from holdbench.benchmark.cell.isolation import disk_problem

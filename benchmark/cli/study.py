@@ -99,6 +99,10 @@ def snakemake_command(args) -> list[str]:
     if overrides:
         _check_overrides_disjoint(overrides)
         pairs["study_overrides"] = ",".join(overrides)
+    from holdbench.benchmark.config import CONFIG_PATH_ENV
+
+    if os.environ.get(CONFIG_PATH_ENV, "").strip() and "config_path" not in pairs:
+        pairs["config_path"] = os.environ[CONFIG_PATH_ENV]  # --config-dir and the variable, for every job
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO_ROOT / "Snakefile"),
            "--directory", os.getcwd(), "--cores", str(args.cores)]
     if args.dry_run:
@@ -158,10 +162,10 @@ def _run(args) -> int:
         return subprocess.call(cmd)
     config = _config_pairs(cmd)
     study = config["study"]
-    from holdbench.benchmark.config import ConfigError, available, check_name, conf_dir
+    from holdbench.benchmark.config import ConfigError, available, check_name, config_file
 
     if check_name("study", study) not in available("study"):  # before its results directory gets a log
-        raise ConfigError(f"unknown study {study!r}: no {conf_dir() / 'study' / (study + '.yaml')} "
+        raise ConfigError(f"unknown study {study!r}: no {config_file('study', study)} "
                           f"(known: {', '.join(available('study'))})")
     from holdbench.benchmark.cli.progress import Progress
     from holdbench.benchmark.layout import StudyLayout

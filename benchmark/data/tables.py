@@ -17,7 +17,16 @@ from pathlib import Path
 import pandas as pd
 
 from holdbench.benchmark.data import _uci, _uci_parsers as _parsers
-from holdbench.benchmark.config import REPO_ROOT, ConfigError, check_name, load_group, to_container, validate_config
+from holdbench.benchmark.config import (
+    REPO_ROOT,
+    ConfigError,
+    check_name,
+    conf_dir,
+    config_file,
+    load_group,
+    to_container,
+    validate_config,
+)
 from holdbench.benchmark.data.demo import make_demo
 from holdbench.contracts.io import write_parquet
 from holdbench.contracts.schema import Schema, SchemaError
@@ -50,9 +59,20 @@ def dataset_config(name: str) -> dict:
         raise ConfigError(f"dataset {name!r}: source must be one of {SOURCES}, got {cfg.get('source')!r}")
     if cfg["source"] == "file" and not cfg.get("path"):
         raise ConfigError(f"dataset {name!r}: a file dataset needs `path`")
+    if cfg["source"] == "file":
+        cfg["path"] = _user_relative(name, str(cfg["path"]))
     if cfg["source"] not in ("file", "sequential") and not cfg.get("columns"):
         raise ConfigError(f"dataset {name!r}: `columns` is missing")
     return cfg
+
+
+def _user_relative(name: str, path: str) -> str:
+    """A file dataset's `path`: relative to the directory of its YAML for a config from the config search
+    path (the user's own, beside their data), as written (relative to the repository) for conf/."""
+    src = config_file("dataset", name)
+    if src.parent.parent == conf_dir() or Path(os.path.expanduser(path)).is_absolute():
+        return path
+    return str(src.parent / path)
 
 
 def flat_config(name: str) -> dict:

@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from holdbench.benchmark.config import DEFAULT_COST, split_overrides, synthesizer_cost
+from holdbench.benchmark.config import CONFIG_PATH_ENV, DEFAULT_COST, split_overrides, synthesizer_cost
 from holdbench.benchmark.data.tables import dataset_config, dataset_schema, load_dataset
 from holdbench.benchmark.cell.isolation import STUDY_ENV, sweep
 from holdbench.benchmark.layout import STATUS_JSON, StudyLayout
@@ -111,6 +111,8 @@ def repairs(study: Study, lay: StudyLayout, files: dict[Path, object], old_run: 
 def prepare(config: dict, workflow=None) -> Plan:
     """Load the study named in the Snakemake config; lock, snapshot and repair as the module says."""
     mode = invocation_mode(workflow)
+    if config.get("config_path"):  # the config search path of this run; every job inherits it
+        os.environ[CONFIG_PATH_ENV] = str(config["config_path"])
     overrides = config.get("study_overrides") or []
     if isinstance(overrides, str):
         overrides = split_overrides(overrides)

@@ -256,6 +256,8 @@ def do_evaluate(study_dir: Path, dataset: str, seed: int, synth: str, shards: in
             "overhead_seconds": round(wall - spent, 3), "peak_rss_mb": gen.get("peak_rss_mb"),
             "evaluate_peak_rss_mb": ev.get("peak_rss_mb"), "n_synthetic": gen.get("n_synthetic"),
             "holdout_rule": gen.get("holdout_rule", False), "config": config, "config_digest": digest(config),
+            # which files the dataset, synthesizer and metrics configs came from (study.json's config_files)
+            "config_files": _config_files(lay, dataset, synth),
             "limits": limits, "generate_limits": gen.get("limits"), "values": gen.get("values"),
             "mixed_types": gen.get("mixed_types") or {}, "read_as_missing": gen.get("read_as_missing") or {},
             "outputs": outputs, "versions": gen.get("versions"), "git_commit": gen.get("git_commit"),
@@ -270,6 +272,17 @@ def do_evaluate(study_dir: Path, dataset: str, seed: int, synth: str, shards: in
         }
         write_json(cdir / STATUS_JSON, status)
     print(summary_line(status, metrics, headline), flush=True)
+
+
+def _config_files(lay: StudyLayout, dataset: str, synth: str) -> dict:
+    """The files a cell's dataset, synthesizer and metrics configs came from, as the study recorded them
+    (empty for a study.json written before it recorded them)."""
+    try:
+        files = json.loads(lay.study_json.read_text()).get("config_files") or {}
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return {"dataset": (files.get("datasets") or {}).get(dataset),
+            "synthesizer": (files.get("synthesizers") or {}).get(synth), "metrics": files.get("metrics")}
 
 
 def _with_partials(metrics_cfg: dict, shard_files: list[Path]) -> dict:

@@ -19,6 +19,7 @@ from holdbench.benchmark.config import (
     available,
     check_metrics_config,
     check_name,
+    config_source,
     group_config,
     is_sequential,
     load_group,
@@ -71,6 +72,10 @@ class Study:
     sequential: bool = False
     """A study of sequential (subject + event) datasets, sequential synthesizers and sequential metric
     families; S has |T| subjects (n_synthetic is 0: not a row count)."""
+    sources: dict = field(default_factory=dict)
+    """Which file each config came from (holdbench.benchmark.config.config_source): `study`, `metrics`,
+    and `datasets` / `synthesizers` mapping each name to its file; shipped files relative to the
+    repository, the user's own (config search path) absolute."""
 
     def cells(self) -> list[CellSpec]:
         return [
@@ -85,6 +90,7 @@ class Study:
             "name": self.name, "datasets": list(self.datasets), "synthesizers": list(self.synthesizers),
             "seeds": list(self.seeds), "n_synthetic": self.n_synthetic, "split": self.split,
             "metrics": self.metrics, "drilldown": self.drilldown, "kind": KINDS[self.sequential],
+            "config_files": self.sources,
         }
 
 
@@ -162,12 +168,15 @@ def load_study(name: str, overrides: list[str] | tuple[str, ...] = ()) -> Study:
         raise ConfigError(f"study {name!r}: the sequential metric families are not shardable; "
                           f"remove `evaluate_shards` (got {shards})")
     drill = cfg.get("drilldown") or {}
+    sources = {"study": config_source("study", name), "metrics": config_source("metrics", metrics_name),
+               "datasets": {d: config_source("dataset", d) for d in datasets},
+               "synthesizers": {s: config_source("synthesizer", s) for s in synths}}
     return Study(
         name=name, datasets=tuple(datasets), synthesizers=tuple(synths), seeds=tuple(seeds),
         n_synthetic=n_syn, split=split, split_files=cfg.get("split_files"),
         timeout_seconds=float(cfg.get("timeout_seconds") or 3600), memory_gb=float(cfg.get("memory_gb") or 8),
         metrics=metrics, synth_configs=configs, drilldown={d: list(c) for d, c in drill.items()},
-        evaluate_shards=shards, sequential=sequential,
+        evaluate_shards=shards, sequential=sequential, sources=sources,
     )
 
 

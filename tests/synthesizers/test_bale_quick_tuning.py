@@ -8,14 +8,13 @@ conftest.py: each fit takes about a second.
 
 from __future__ import annotations
 
-import inspect
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from holdbench.synthesizers.bale_quick import BQMNL, BQCart
+from holdbench.synthesizers.bale_quick import BQCart
 
 TINY = {"k_range": (2, 6), "init_points": 2, "n_iter": 1, "optimizer_seeds": 1, "m": 1, "pmse_degree": 2,
         "leaf_range": (10, 60), "rescore_top": 2, "rescore_sets": 2}
@@ -174,23 +173,6 @@ def test_time_cap_skips_rescoring(train, fit_ctx):
 def test_bad_tuning_options(kw, word):
     with pytest.raises(ValueError, match=word):
         BQCart(**kw)
-
-
-@pytest.mark.parametrize("name, cls", [("bq_cart", BQCart), ("bq_mnl", BQMNL)])
-def test_class_defaults_are_the_yaml_values(name, cls):
-    """One set of defaults: every argument the YAML sets has the same default in the class."""
-    import yaml
-
-    from tests.synthesizers.conftest import REPO
-
-    path = REPO / "conf" / "synthesizer" / f"{name}.yaml"
-    values = yaml.safe_load(path.read_text())
-    values = {k: v for k, v in values.items() if k not in ("_target_", "presets", "cost")}
-    defaults = {k: p.default for k, p in inspect.signature(cls).parameters.items()}
-    assert set(values) == set(defaults)
-    for key, value in values.items():
-        default = defaults[key]
-        assert (list(default) if isinstance(default, tuple) else default) == value, key
 
 
 def test_saga_l1_is_the_old_penalty_l1_without_a_future_warning():
