@@ -16,12 +16,21 @@ key, and a subject column that varies within a key is an error. Columns of a fil
 config are dropped (names, dates, places). A subject with no event row has zero events and stays in.
 
 Everything is checked before any work, each problem a ValueError naming the file and the column:
-a missing column, a missing or non-unique key in the subject table, events whose key has no
-subject, ties in the order. `check_synthetic` refuses S whose tables have other columns than T's.
+a file that is not UTF-8 text (the line and column of the first bad byte), a missing column, a
+missing or non-unique key in the subject table, events whose key has no subject, ties in the order,
+an event table without rows, and (the dataset itself) fewer than MIN_SUBJECTS subjects.
+`check_synthetic` refuses S whose tables have other columns than T's.
+
+Keys are identifiers: a CSV's key column is read as text (`NA` or `null` is a key like any other, only
+an empty field is missing); the keys of both tables are integers when every one of them is written as
+an integer (7, not 007), else text in both (so `007` and `7` are two keys, and a table whose keys are
+numbers matches one whose keys are the same digits as text).
 """
 
 from __future__ import annotations
 
+import csv
+import gzip
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,6 +43,9 @@ from holdbench.benchmark.data.tables import data_dir
 from holdbench.contracts.schema import Schema, SchemaError
 
 _BLOCK_KEYS = {"key", "n_events_privacy", "subjects", "events"}
+#: a sequential dataset's fewest subjects: the 50/50 split over subjects leaves T and H two each (as the
+#: flat datasets' `min_rows` default)
+MIN_SUBJECTS = 4
 _TABLE_KEYS = {"subjects": {"file", "columns", "sep"}, "events": {"file", "columns", "order", "sep"}}
 
 
@@ -144,21 +156,79 @@ def resolve(file: str) -> Path:
 
 
 def load_sequential(name: str) -> SequentialData:
-    """The validated subject and event tables of a sequential dataset."""
+    """The validated subject and event tables of a sequential dataset (at least MIN_SUBJECTS subjects)."""
     spec = sequential_spec(name)
-    return from_frames(spec, *load_tables(spec))
+    data = from_frames(spec, *load_tables(spec))
+    if data.n_subjects < MIN_SUBJECTS:
+        raise ValueError(f"dataset {name!r}: {spec.subjects_file} has {data.n_subjects} subject(s); the 50/50 split "
+                         f"over subjects needs at least {MIN_SUBJECTS}")
+    return data
 
 
 def load_tables(spec: SequentialSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The raw subject and event tables of a spec's files (one read when both are the same file)."""
+    """The raw subject and event tables of a spec's files (one read when both are the same file); the key
+    column as text, as written (only an empty field is missing)."""
     raw = {}
     for file, sep in ((spec.subjects_file, spec.subjects_sep), (spec.events_file, spec.events_sep)):
         if file not in raw:
             path = resolve(file)
             if not path.exists():
                 raise FileNotFoundError(f"dataset {spec.name!r}: {path} does not exist (set HOLDBENCH_DATA_DIR)")
-            raw[file] = pd.read_csv(path, sep=sep or ",", low_memory=False)
+            try:
+                frame = pd.read_csv(path, sep=sep or ",", low_memory=False)
+                if spec.key in frame.columns:
+                    keys = pd.read_csv(path, sep=sep or ",", usecols=[spec.key], dtype=str, keep_default_na=False)
+                    frame[spec.key] = keys[spec.key].mask(keys[spec.key] == "")
+            except UnicodeDecodeError as exc:
+                raise ValueError(_not_utf8(path, sep or ",", exc)) from None
+            raw[file] = frame
     return raw[spec.subjects_file], raw[spec.events_file]
+
+
+def _not_utf8(path: Path, sep: str, exc: UnicodeDecodeError) -> str:
+    """Where the first byte that is not UTF-8 sits in a CSV file: its line and column (by the header)."""
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    with opener(path, "rb") as fh:
+        header: list[str] = []
+        for number, line in enumerate(fh, start=1):
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError as bad:
+                fields = next(csv.reader([line.decode("utf-8", errors="replace")], delimiter=sep), [])
+                at = next((i for i, f in enumerate(fields) if "\ufffd" in f), None)
+                column = (f", column {header[at]!r}" if at is not None and at < len(header)
+                          else f", field {at + 1}" if at is not None else "")
+                return (f"{path}: line {number}{column}: byte {line[bad.start:bad.start + 1]!r} is not UTF-8 text; "
+                        "save the file as UTF-8")
+            if number == 1:
+                header = next(csv.reader([text], delimiter=sep), [])
+    return f"{path}: not UTF-8 text ({exc}); save the file as UTF-8"
+
+
+def _unify_keys(subjects: pd.Series, events: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Both tables' keys as one type: int64 when every key of both is written as an integer, else text."""
+    texts = [_key_text(subjects), _key_text(events)]
+    integral = all(t.dropna().str.fullmatch(r"-?(0|[1-9][0-9]{0,17})").all() for t in texts)
+    if integral:
+        if all(pd.api.types.is_integer_dtype(k) for k in (subjects, events)):
+            return subjects, events  # already integers in both: as they are
+        return tuple(t.astype("Int64") if t.isna().any() else t.astype("int64") for t in texts)
+    return texts[0], texts[1]
+
+
+def _key_text(keys: pd.Series) -> pd.Series:
+    """A key column as text: integers (and integral floats) as their digits, anything else as str()."""
+    if pd.api.types.is_bool_dtype(keys):
+        return keys.astype(str)
+    if pd.api.types.is_integer_dtype(keys):
+        return keys.astype("Int64").astype("string").astype(object).where(keys.notna())
+    if pd.api.types.is_float_dtype(keys):
+        whole = keys.notna() & (keys == keys.round())
+        out = keys.astype(object).where(keys.notna())
+        out[whole] = keys[whole].astype("int64").astype(str)
+        out[keys.notna() & ~whole] = keys[keys.notna() & ~whole].map(repr)
+        return out
+    return keys.map(lambda v: v if isinstance(v, str) else str(v), na_action="ignore")
 
 
 def from_frames(spec: SequentialSpec, subjects: pd.DataFrame, events: pd.DataFrame) -> SequentialData:
@@ -171,6 +241,10 @@ def from_frames(spec: SequentialSpec, subjects: pd.DataFrame, events: pd.DataFra
     for frame, file in ((subjects, sfile), (events, efile)):
         if frame[key].isna().any():
             raise ValueError(f"{file}: column {key!r} (the key) has {int(frame[key].isna().sum())} missing value(s)")
+    if len(events) == 0:
+        raise ValueError(f"{efile}: the event table has no rows; a sequential dataset needs events")
+    s_keys, e_keys = _unify_keys(subjects[key], events[key])
+    subjects, events = subjects.assign(**{key: s_keys}), events.assign(**{key: e_keys})
     if sfile == efile:
         subjects = _subjects_from_panel(subjects, key, spec.subject_columns, sfile)
     dup = subjects[key].duplicated(keep=False)
