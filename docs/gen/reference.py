@@ -32,7 +32,7 @@ for _var in ("HOLDBENCH_CONF_DIR", "HOLDBENCH_CONFIG_PATH"):
 
 from holdbench.benchmark import config as hconfig
 from holdbench.benchmark.cli import build_parser
-from holdbench.metrics.registry import _ARTIFACT, specs_of
+from holdbench.metrics.registry import _ARTIFACT, MetricFamily, specs_of
 
 CONF = REPO / "conf"
 SCHEMAS = {  # config group -> its schema, in the order the configuration page lists them
@@ -297,6 +297,11 @@ def metrics_page() -> str:
             out.append(table(["table", "what it holds"],
                              [[code(f.name), text(f.metadata[_ARTIFACT])] for f in artifacts]))
         options = _options(cls)
+        inner = getattr(cls, "inner", None)  # a family that runs another one (subject_*: on subject vectors)
+        if not options and isinstance(inner, type) and issubclass(inner, MetricFamily):
+            out.append(f"\nOptions: those of the flat family [{code(inner.name)}](#{slug(inner.name)}), which it runs.\n")
+        elif not options:
+            out.append("\nNo options.\n")
         if options:
             out.append(f"\nOptions (constructor arguments, set under `families: {{{name}: ...}}` of a metrics "
                        "config; unset ones take these defaults):\n")
