@@ -120,8 +120,10 @@ def _argument_row(action: argparse.Action) -> list[str]:
     more = []
     if action.choices:
         more.append("one of " + ", ".join(code(c) for c in action.choices))
-    if isinstance(action, argparse._AppendAction) or action.nargs in ("+", "*"):
-        more.append("repeatable" if isinstance(action, argparse._AppendAction) else "one or more values")
+    if isinstance(action, argparse._AppendAction) and "repeatable" not in (action.help or ""):
+        more.append("repeatable")
+    elif action.nargs in ("+", "*"):
+        more.append("one or more values" if action.nargs == "+" else "any number of values")
     if action.required and action.option_strings:
         more.append("required")
     help_ = text(action.help or "")
