@@ -8,11 +8,18 @@ column is built explicitly from the schema and read back by its R type, so both
 directions are under our control:
 
     schema dtype   R vector                  missing value
-    str            factor, string levels     NA (NA_character_ before factor())
+    str            factor, levels in R's     NA (NA_character_ before factor())
+                   own order (see below)
     int            integer (double if a      NA_integer_
                    value exceeds R's int32)
     float          double                    NA_real_ (not NaN)
     bool           logical                   NA
+
+A str column becomes a factor through R's own `factor()`, so its levels are in the order R gives them
+(`sort()` in the R session's collation: ICU's or the locale's, where "a" < "A" < "B" and "e" < "é" < "f"),
+not Python's byte order ("A" < "B" < "a" < "é"): synthpop's results depend on the level order (CART
+splits and the level codes), and this way the bridge gives what synthpop run directly in R gives,
+on any table. `r_collation()` says which collation that was (recorded with every synthpop cell).
 
 rpy2 is imported lazily (through `require_r`), so importing this module never needs R.
 """
@@ -139,15 +146,28 @@ def from_r(rdf, schema: Schema, source: str = "R data.frame", names: dict[str, s
     return schema.coerce(pd.DataFrame(out), source)
 
 
+def r_collation() -> str:
+    """The collation R orders factor levels by in this session, e.g. "LC_COLLATE=C.UTF-8; ICU collator root"
+    (ICU's collator where R uses ICU, else the C library's for LC_COLLATE)."""
+    ro = _import_robjects()
+    return str(ro.r('''local({
+        icu <- if (capabilities("ICU")) tryCatch(icuGetCollate(), error = function(e) "") else ""
+        how <- if (!nzchar(icu) || icu == "ICU not in use") "; ICU not in use" else paste0("; ICU collator ", icu)
+        paste0("LC_COLLATE=", Sys.getlocale("LC_COLLATE"), how)
+    })''')[0])
+
+
 def _to_r_vector(s: pd.Series, col: Column):
     from rpy2.rinterface import NA_Character, NA_Integer, NA_Logical, NA_Real
     from rpy2.robjects.vectors import BoolVector, FactorVector, FloatVector, IntVector, StrVector
 
     missing = s.isna().to_numpy()
     if col.dtype == "str":
+        import rpy2.robjects as ro
+
         text = [NA_Character if m else str(v) for v, m in zip(s.to_numpy(dtype=object), missing)]
-        levels = sorted({t for t, m in zip(text, missing) if not m})
-        return FactorVector(StrVector(text), levels=StrVector(levels))
+        # R's factor(): the levels in R's own collation order, as synthpop run in R would have them
+        return FactorVector(ro.baseenv["factor"](StrVector(text)))
     if col.dtype == "bool":
         return BoolVector([NA_Logical if m else bool(v) for v, m in zip(s.to_numpy(dtype=object), missing)])
     numbers = pd.to_numeric(s.astype(object).where(~missing, np.nan)).to_numpy(dtype=float)

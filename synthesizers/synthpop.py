@@ -13,13 +13,20 @@ such a column once it has missing values ("object 'hours' not found"). syn()'s o
 settings here: `maxfaclevels` (a categorical with more levels is refused by synthpop unless
 raised), `visit_sequence` (every column once: synthpop would return a column left out as the
 real training values, so a partial sequence is refused), `minnumlevels`, `smoothing`, `proper`, `cart_minbucket`, `cart_cp`.
-`r_seeds` pins the R seed per dataset (the paper's script drew them with set.seed(123)).
+`r_seeds` pins the R seed per dataset (the paper's script drew them with set.seed(123)); otherwise R
+gets the cell's seed mod 2^31 - 1. The seed given and the collation R ordered the str columns' levels
+by (R's own `factor()`, as synthpop run in R: see _rconvert) are recorded in the cell's info.
 
 Without rpy2, R or the synthpop package, `fit` raises SynthesizerUnavailable saying how to
 install them; nothing R-related is imported before that, so the harness runs without R.
 R's "cannot allocate vector" and "memory exhausted (limit reached?)" become a MemoryError, which
 the harness records as `oom`; so does synthpop failing to load under the memory limit (it is
-installed: the cell is not `skipped` as "not installed").
+installed: the cell is not `skipped` as "not installed"). Loading R and synthpop takes about 0.3 GB of
+address space, and under a memory limit (RLIMIT_AS) that leaves less, R does not always fail cleanly:
+it may crash the process (SIGSEGV) or report a package it could not load as not installed. So under a
+limit, `fit` first loads synthpop in a fresh Rscript given only the address space this process has
+left (less a margin); when that fails and a fresh Rscript given the whole limit loads it, the cell is
+`oom` saying so, before R is loaded here (one extra R start per cell, about 2 s).
 """
 
 from __future__ import annotations
@@ -47,6 +54,68 @@ def _load_failure(exc: SynthesizerUnavailable) -> Exception:
     if installed:
         return RuntimeError(f"synthpop is installed but failed to load: {error or exc}")
     return exc
+
+
+#: address space kept free beyond what the probe R needed (the probe's Rscript and this process's
+#: embedded R need about the same, 0.28-0.29 GB measured)
+_PROBE_MARGIN = 32 * 2**20
+_PROBE = 'suppressMessages(loadNamespace("synthpop")); cat("synthpop loaded\\n")'
+
+
+def _address_space() -> tuple[int, int] | None:
+    """(this process's RLIMIT_AS, what is left of it) in bytes; None without a limit or /proc."""
+    import resource
+
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit == resource.RLIM_INFINITY:
+        return None
+    try:
+        status = open("/proc/self/status").read()  # noqa: SIM115 - one read
+        used = next(int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmSize:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
+    return limit, max(limit - used, 0)
+
+
+def _load_probe(limit: int) -> tuple[bool, str]:
+    """Load synthpop in a fresh Rscript capped at `limit` bytes of address space: (loaded, how it failed)."""
+    import resource
+    import signal
+    import subprocess
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    try:
+        done = subprocess.run(["Rscript", "-e", _PROBE], capture_output=True, text=True, timeout=300,
+                              preexec_fn=cap)  # noqa: PLW1509 - a single-threaded moment of fit
+    except (OSError, subprocess.SubprocessError) as exc:
+        return False, f"could not run ({type(exc).__name__}: {exc})"
+    if done.returncode == 0 and "synthpop loaded" in done.stdout:
+        return True, ""
+    rc = done.returncode
+    how = (f"died with {signal.Signals(-rc).name}" if rc < 0 and -rc in signal.Signals._value2member_map_
+           else f"exited with code {rc}")
+    said = [line.strip() for line in done.stderr.splitlines() if line.strip() not in ("", "Execution halted")]
+    return False, how + (f" ({said[-1][:200]})" if said else "")
+
+
+def _check_room_to_load() -> None:
+    """Under a memory limit: MemoryError when synthpop cannot be loaded in the address space this process
+    has left but a fresh R given the whole limit loads it (R would crash or mislead here)."""
+    space = _address_space()
+    if space is None:
+        return
+    limit, left = space
+    loaded, how = _load_probe(max(left - _PROBE_MARGIN, 2**20))
+    if loaded:
+        return
+    loaded_whole, _ = _load_probe(limit)
+    if loaded_whole:
+        raise MemoryError(
+            f"R and synthpop cannot be loaded in the {left / 2**30:.2f} GB of address space this process has "
+            f"left under its {limit / 2**30:g} GB limit: an Rscript given that much "
+            f"(less {_PROBE_MARGIN // 2**20} MB) {how}, one given the whole limit loads synthpop")
 
 
 def _synthpop_state() -> tuple[bool, str | None]:
@@ -96,6 +165,7 @@ class Synthpop(Synthesizer):
         if unknown:
             raise ValueError(f"synthpop: smoothing names column(s) {unknown} that dataset "
                              f"{ctx.dataset!r} does not have")
+        _check_room_to_load()
         try:
             require_r(["synthpop"])
         except SynthesizerUnavailable as exc:
@@ -113,8 +183,11 @@ class Synthpop(Synthesizer):
         from holdbench.synthesizers._rconvert import from_r
 
         synthpop = importr("synthpop")
-        args = {"method": self.method, "k": int(n), "print.flag": False, **self.options,
-                "seed": self.r_seeds.get(self._dataset, int(seed) % R_SEED_MODULUS)}
+        pinned = self._dataset in self.r_seeds
+        self._r_seed = self.r_seeds[self._dataset] if pinned else int(seed) % R_SEED_MODULUS
+        self._r_seed_from = (f"r_seeds[{self._dataset!r}]" if pinned
+                             else f"the cell's seed {int(seed)} mod {R_SEED_MODULUS}")
+        args = {"method": self.method, "k": int(n), "print.flag": False, **self.options, "seed": self._r_seed}
         if self.visit_sequence:
             args["visit.sequence"] = StrVector([self._names[c] for c in self.visit_sequence])
         if self.smoothing:
@@ -130,8 +203,12 @@ class Synthpop(Synthesizer):
         return from_r(result.rx2("syn"), self._schema, "synthpop: synthetic data", self._names)
 
     def info(self) -> dict:
-        """The versions (see `versions`) and the R seed used (recorded with every cell)."""
-        return {**self.versions(), "r_seed": self.r_seeds.get(getattr(self, "_dataset", ""), None)}
+        """Recorded with every cell: the versions (see `versions`), the R seed syn() was given and where it
+        came from (None before `sample`), and the collation R ordered the factor levels by."""
+        from holdbench.synthesizers._rconvert import r_collation
+
+        return {**self.versions(), "r_seed": getattr(self, "_r_seed", None),
+                "r_seed_from": getattr(self, "_r_seed_from", None), "r_level_order": r_collation()}
 
     def versions(self) -> dict[str, str | None]:
         """R, synthpop, rpart (synthpop's CART trees are rpart's) and rpy2; None for one not found."""

@@ -66,6 +66,7 @@ def test_without_synthpop_the_message_names_install_packages():
 STAND_IN_SYN = """
 function(data, method, k, seed, print.flag, ...) {
   stopifnot(method == "cart", !print.flag, !any(vapply(data, function(x) any(is.nan(x)), NA)))
+  assign("stand_in_seed", seed, envir = globalenv())
   set.seed(seed)
   out <- data[sample(nrow(data), k, replace = TRUE), , drop = FALSE]
   out$age <- as.double(out$age)
@@ -96,6 +97,9 @@ def test_sample_path_with_a_stand_in_syn(monkeypatch):
     assert out["job"].isna().any() and out["pay"].isna().any()
     assert set(out["job"].dropna()) <= set(train["job"].dropna())
     pd.testing.assert_frame_equal(out, synth.sample(300, seed=2**40 + 5))
+    # the cell records the seed R's syn() was given, though no r_seeds pin it
+    assert synth.info()["r_seed"] == int(ro.globalenv["stand_in_seed"][0]) == (2**40 + 5) % (2**31 - 1)
+    assert synth.info()["r_seed_from"] == f"the cell's seed {2**40 + 5} mod 2147483647"
 
 
 @pytest.mark.slow
@@ -150,8 +154,9 @@ def test_names_that_are_not_r_names_go_to_r_syntactic_and_come_back(monkeypatch)
     synth.fit(train, FitContext(schema, 0, "odd"))
     out = synth.sample(50, seed=1)
     assert list(out.columns) == list(train.columns) and out.dtypes.to_dict() == train.dtypes.to_dict()
-    # r_seeds pins the seed for its dataset, whatever the cell's seed
+    # r_seeds pins the seed for its dataset, whatever the cell's seed, and the cell records it
     pd.testing.assert_frame_equal(out, synth.sample(50, seed=999))
+    assert synth.info()["r_seed"] == 7 and synth.info()["r_seed_from"] == "r_seeds['odd']"
     with pytest.raises(ValueError, match="visit_sequence names column"):
         bad = build_synthesizer(synthesizer_config("synthpop", params={"visit_sequence": ["nope"]}))
         bad.fit(train, FitContext(schema, 0, "odd"))
@@ -198,7 +203,7 @@ PAPER_R_SEEDS = {"adult": 161401295, "bank-marketing": 825411274, "credit-defaul
 
 @pytest.mark.slow
 @pytest.mark.needs_r
-@pytest.mark.parametrize("dataset", ["online-shoppers", "adult"])
+@pytest.mark.parametrize("dataset", ["online-shoppers", "adult", "bank-marketing", "credit-default"])
 def test_real_synthpop_reproduces_the_published_file(dataset, shared_data):
     """docs/definitions/paper.md §6: syn(T, k = 50000, seed = the paper's draw) on the paper's T gives the published file."""
     need_r(["synthpop"])
@@ -315,3 +320,125 @@ def test_synthpop_versions_include_r_rpart_and_rpy2():
     assert v["R"] == str(ro.r("R.version.string")[0]) and v["rpy2"] == metadata.version("rpy2")
     assert v["rpart"] == str(ro.r('as.character(packageVersion("rpart"))')[0])
     assert set(v) == {"R", "synthpop", "rpart", "rpy2"}
+
+
+PURE_R = r"""
+args <- commandArgs(trailingOnly = TRUE)
+classes <- c(fruit = "character", place = "character", code = "character", x = "numeric", n = "integer")
+d <- read.csv(args[1], colClasses = classes, na.strings = "", encoding = "UTF-8")
+# syn() turns the character columns into factors itself (as.factor: R's own level order)
+s <- synthpop::syn(d, k = nrow(d), seed = as.integer(args[3]), print.flag = FALSE)$syn
+write.csv(data.frame(lapply(s, function(v) if (is.factor(v)) as.character(v) else v)), args[2],
+          row.names = FALSE, na = "", fileEncoding = "UTF-8")
+writeLines(unlist(lapply(d[c("fruit", "place", "code")], function(v) paste(levels(factor(v)), collapse = "|"))),
+           args[4], useBytes = TRUE)
+"""
+
+
+def awkward_levels_table(n: int = 1000, seed: int = 3) -> tuple[pd.DataFrame, Schema]:
+    """Mixed-case, accented and numeric-looking levels, whose order in R differs from Python's byte
+    order, each column depending on the one before so that the level order shapes CART's splits."""
+    rng = np.random.default_rng(seed)
+    fruits = np.array(["apple", "Apple", "banana", "Banana", "cherry", "Cherry", "date"])
+    places = np.array(["e", "é", "E", "f", "u", "ü", "Z", "zoo"])
+    codes = np.array(["01", "1", "10", "100", "1E3", "1e3", "2", "9", "-3"])
+    f = rng.integers(0, len(fruits), n)
+    p = (f + rng.integers(0, 3, n)) % len(places)
+    c = (p * 2 + rng.integers(0, 2, n)) % len(codes)
+    df = pd.DataFrame({"fruit": fruits[f].astype(object), "place": places[p].astype(object),
+                       "code": codes[c].astype(object),
+                       "x": np.round(f * 1.5 + p + rng.normal(0, 0.7, n), 3),
+                       "n": (c * 3 + rng.integers(0, 4, n)).astype(int)})
+    df.loc[rng.random(n) < 0.05, "place"] = np.nan
+    schema = Schema.from_mapping("awkward", {
+        "fruit": {"kind": "categorical"}, "place": {"kind": "categorical"}, "code": {"kind": "categorical"},
+        "x": {"kind": "numeric", "dtype": "float"}, "n": {"kind": "numeric", "dtype": "int"}})
+    return schema.coerce(df, "awkward"), schema
+
+
+@pytest.mark.needs_r
+def test_the_bridge_equals_synthpop_run_directly_in_r_on_awkward_levels(tmp_path):
+    """syn() through the bridge equals syn() in a plain Rscript reading the same table from CSV, value
+    for value, on levels whose order in R is not Python's byte order."""
+    import subprocess
+
+    from scripts.reference.check_synthpop_exact import differences
+
+    need_r(["synthpop"])
+    train, schema = awkward_levels_table()
+    (tmp_path / "syn.R").write_text(PURE_R)
+    train.to_csv(tmp_path / "t.csv", index=False, na_rep="", encoding="utf-8")
+    subprocess.run(["Rscript", str(tmp_path / "syn.R"), str(tmp_path / "t.csv"), str(tmp_path / "s.csv"), "5",
+                    str(tmp_path / "levels.txt")], check=True, capture_output=True, timeout=300)
+    r_levels = dict(zip(["fruit", "place", "code"], (tmp_path / "levels.txt").read_text("utf-8").splitlines()))
+    for col, levels in r_levels.items():  # the case this test is about: R's order is not byte order
+        assert levels.split("|") != sorted(levels.split("|")), col
+    theirs = schema.coerce(pd.read_csv(tmp_path / "s.csv", keep_default_na=False,
+                                       na_values={"place": [""]}, dtype={"code": str}), "pure R")
+
+    synth = synthpop()
+    synth.fit(train, FitContext(schema, 0, "awkward"))
+    ours = synth.sample(len(train), seed=5)
+    diff = {c: k for c, k in differences(ours, theirs).items() if k}
+    assert diff == {}, f"values differing from pure R per column: {diff}"
+    info = synth.info()
+    assert info["r_seed"] == 5 and info["r_seed_from"] == "the cell's seed 5 mod 2147483647"
+    assert info["r_level_order"].startswith("LC_COLLATE=")
+
+
+@pytest.mark.parametrize("space, probes, expected", [
+    (None, [], None),                                      # no memory limit: nothing probed
+    ((2**30, 2**28), [True], None),                        # R loads in what is left
+    ((2**30, 2**27), [False, True], MemoryError),          # not in what is left, in the whole limit
+    ((2**30, 2**27), [False, False], None),                # not even in the whole limit: not memory, the
+])                                                         # ordinary load path says what it is
+def test_room_to_load_synthpop_is_probed_under_a_memory_limit(monkeypatch, space, probes, expected):
+    import holdbench.synthesizers.synthpop as sp
+
+    asked = []
+
+    def probe(limit):
+        asked.append(limit)
+        return probes[len(asked) - 1], "died with SIGSEGV"
+
+    monkeypatch.setattr(sp, "_address_space", lambda: space)
+    monkeypatch.setattr(sp, "_load_probe", probe)
+    if expected is None:
+        sp._check_room_to_load()
+    else:
+        with pytest.raises(expected, match=r"cannot be loaded in the 0\.12 GB .* under its 1 GB limit: an "
+                                           r"Rscript given that much \(less 32 MB\) died with SIGSEGV"):
+            sp._check_room_to_load()
+    assert len(asked) == len(probes)
+    if probes:
+        assert asked[0] == space[1] - sp._PROBE_MARGIN and asked[1:] in ([], [space[0]])
+
+
+@pytest.mark.slow
+@pytest.mark.needs_r
+def test_under_tight_memory_limits_a_synthpop_cell_is_ok_or_oom_with_its_reason(tmp_path):
+    """Through the harness's own isolation: at memory limits where loading R and synthpop crashed the
+    process (SIGSEGV) or misread a package as missing, the cell is `oom` saying why, never an error."""
+    import json
+
+    from holdbench.benchmark.cell.isolation import cell_attempt, run_isolated
+
+    need_r(["synthpop"])
+    train, schema = small_table()
+    (tmp_path / "schema.json").write_text(json.dumps(schema.to_dict()))
+    train.to_parquet(tmp_path / "train.parquet")
+    seen = {}
+    for gb in (0.6, 0.65, 0.7, 0.8, 0.85, 0.88, 3.0):
+        with cell_attempt(tmp_path / f"cell{gb}") as att:
+            payload = {"dataset": "small", "seed": 0, "synthesizer": "synthpop", "n_synthetic": 50,
+                       "config": {"_target_": "holdbench.synthesizers.synthpop.Synthpop"},
+                       "schema": str(tmp_path / "schema.json"), "train": str(tmp_path / "train.parquet"),
+                       "holdout": str(tmp_path / "train.parquet"), "synthetic": str(att.scratch / "s.parquet"),
+                       "cell_dir": str(att.scratch)}
+            res = run_isolated("generate", payload, att, timeout_seconds=300, memory_gb=gb)
+        seen[gb] = (res["status"], res["reason"])
+    assert seen[3.0][0] == "ok", seen
+    for gb, (status, reason) in seen.items():
+        assert status in ("ok", "oom"), (gb, status, reason)
+        if status == "oom":
+            assert f"{gb:g} GB" in reason and ("memory" in reason or "address space" in reason), reason
