@@ -373,6 +373,30 @@ def _log_all(client: Any, uri: str, results: StudyResults) -> dict[str, Any]:
             "ui_path": UI_PATH.format(experiment_id=experiment_id)}
 
 
+@contextmanager
+def _store_lock(uri: str) -> Iterator[None]:
+    """An exclusive flock on `<database>.lock` beside a sqlite store while one study is logged into it.
+
+    Two studies of one checkout may run (and track) at once: MLflow creates a fresh store's tables on
+    first use without guarding against a second process doing the same (one fails: "table ... already
+    exists"), and sqlite serialises writers anyway. Other stores (a tracking server) need no lock."""
+    if not uri.startswith("sqlite:///"):
+        yield
+        return
+    import fcntl
+
+    lock = Path(uri[len("sqlite:///"):].partition("?")[0] + ".lock")
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise TrackingError(f"MLflow store {uri}: cannot create its lock file {lock}: {exc.strerror or exc}") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # waits while another study logs into the same store
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def log_study(study_dir: str | Path, tracking_uri: str = DEFAULT_URI) -> dict[str, Any]:
     """Log every cell of a study and one `study` run; idempotent (see module docstring).
 
@@ -386,7 +410,7 @@ def log_study(study_dir: str | Path, tracking_uri: str = DEFAULT_URI) -> dict[st
         raise FileNotFoundError(f"{study_dir}: no such study directory")
     results = load_results(study_dir)
     uri = resolve_uri(tracking_uri)
-    with _quiet():
+    with _quiet(), _store_lock(uri):
         try:
             from mlflow.tracking import MlflowClient
 
