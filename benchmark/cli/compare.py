@@ -16,7 +16,7 @@ def register(sub) -> None:
 def _compare(args) -> int:
     from holdbench.benchmark.cli import UserError
     from holdbench.benchmark.outputs.results import study_dir
-    from holdbench.benchmark.outputs.compare import compare, render_markdown, write_comparison
+    from holdbench.benchmark.outputs.compare import compare, reference_label, render_markdown, write_comparison
 
     pairs = {}
     for item in args.pair:
@@ -26,9 +26,10 @@ def _compare(args) -> int:
         pairs[ref] = fresh
     fresh_dir, ref_dir = study_dir(args.study), study_dir(args.reference)
     result = compare(fresh_dir, ref_dir, pairs)
-    # a study given as a path is named by its directory: the outputs are compare_<name>.{md,csv} in the study
+    # the outputs are compare_<label>.{md,csv} in the study: a reference that is not beside the study is
+    # labelled with a digest of its path too, so two references of one name do not overwrite each other
     fresh_name, ref_name = fresh_dir.resolve().name, ref_dir.resolve().name
     print(render_markdown(result, fresh_name, ref_name), end="")
-    paths = write_comparison(result, fresh_dir, ref_name)
+    paths = write_comparison(result, fresh_dir, reference_label(ref_dir, fresh_dir))
     print(f"[holdbench] written: {paths['md']} and {paths['csv']}")
     return 0

@@ -349,8 +349,13 @@ def closing_summary(study_dir: Path, slowest: int = 3) -> list[str]:
     total = len(results.cells) + len(never)
     lines = ["", f"[holdbench] {results.name}: {total} cell(s): "
              + ", ".join(f"{n} {state}" for state, n in counts.items())]
-    lines.append(f"[holdbench] report: {lay.report}" if lay.report.exists() else
-                 "[holdbench] no report yet (it is written once every cell has run)")
+    if lay.report.exists():
+        lines.append(f"[holdbench] report: {lay.report}")
+    elif interrupted or never:
+        lines.append("[holdbench] no report yet (it is written once every cell has run)")
+    else:
+        lines.append(f"[holdbench] no report: every cell ran but the collect job that writes it failed (its "
+                     f"reason is above); `holdbench report {results.name}` writes it again")
     timed = [(c.status["wall_seconds"], c) for c in results.cells
              if isinstance(c.status.get("wall_seconds"), (int, float))]
     if timed:
@@ -395,5 +400,11 @@ def _report(args) -> int:
     from holdbench.benchmark.outputs.results import study_dir
     from holdbench.benchmark.workflow.runner import do_collect
 
-    do_collect(study_dir(args.study))
+    d = study_dir(args.study)
+    try:
+        do_collect(d)
+    except KeyboardInterrupt:  # every file of the collect is written atomically: none is left half-written
+        print(f"holdbench report: stopped (Ctrl-C); the files under {d} are each whole (the new or the old "
+              f"version); `holdbench report {args.study}` writes them again", file=sys.stderr)
+        return 130
     return 0

@@ -216,6 +216,19 @@ def render_markdown(c: Comparison, fresh: str, reference: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def reference_label(reference_dir: str | Path, fresh_dir: str | Path) -> str:
+    """What a comparison's outputs are named after (compare_<label>.{md,csv} in the fresh study): the
+    reference study's name when it sits beside the fresh study (one results root: names are unique there),
+    else its directory's name and a digest of its full path, so two references of one name (two copies of
+    paper_published in other checkouts) never overwrite each other's comparison."""
+    import hashlib
+
+    ref = Path(reference_dir).resolve()
+    if ref.parent == Path(fresh_dir).resolve().parent:
+        return ref.name
+    return f"{ref.name}-{hashlib.sha256(str(ref).encode()).hexdigest()[:8]}"
+
+
 def write_comparison(c: Comparison, fresh_dir: Path, reference: str) -> dict[str, Path]:
     from holdbench.contracts.io import atomic_path
 

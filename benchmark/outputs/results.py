@@ -250,6 +250,11 @@ def study_dir(name: str) -> Path:
     path = Path(name)
     if path.is_dir() and StudyLayout(path).study_json.exists():
         return path
+    if path.is_absolute() or "/" in str(name) or name in (".", ".."):  # a path, not a study's name
+        if path.is_dir():
+            raise FileNotFoundError(f"{path}: not a study's results directory (it holds no study.json; "
+                                    "`holdbench run <study>` makes one)")
+        raise FileNotFoundError(f"{path}: no such study directory")
     from holdbench.benchmark.config import check_name
 
     layout = StudyLayout.of(results_root({}), check_name("study", name))

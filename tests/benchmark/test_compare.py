@@ -121,3 +121,21 @@ def test_cli_with_study_paths_writes_beside_the_fresh_study_under_the_reference_
     assert (root / "paper" / "compare_paper_published.md").is_file()
     assert (root / "paper" / "compare_paper_published.csv").is_file()
     assert not [p for p in (root / "paper").iterdir() if p.is_dir() and p.name.startswith("compare_")]
+
+
+def test_two_references_of_one_name_do_not_overwrite_each_others_comparison(studies, monkeypatch, tmp_path):
+    """Issue 36, item 10: a reference given as a path elsewhere is labelled with a digest of its path too."""
+    import shutil
+
+    from holdbench.benchmark.cli import main
+
+    root, _ = studies
+    copies = [tmp_path / side / "paper_published" for side in ("a", "b")]
+    for c in copies:
+        shutil.copytree(root / "paper_published", c)
+    monkeypatch.chdir(tmp_path)
+    before = {p.name for p in (root / "paper").glob("compare_*")}
+    for c in copies:
+        assert main(["compare", str(root / "paper"), str(c)]) == 0
+    made = {p.name for p in (root / "paper").glob("compare_*.md")} - before
+    assert len(made) == 2 and all(n.startswith("compare_paper_published-") for n in made)

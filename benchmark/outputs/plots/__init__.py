@@ -208,6 +208,7 @@ def make_plots(results, n_jobs: int = 1, stats: dict | None = None) -> list[Path
             if stale not in keep:
                 stale.unlink()
     write_json(lay.figure_keys, keys)
-    if stats is not None:
-        stats.update(drawn=len(todo), kept=len(tasks) - len(todo))
+    if stats is not None:  # figures only: a task whose figure has nothing to show draws none
+        now = sum(1 for i in todo if drawn[i] is not None)
+        stats.update(drawn=now, kept=len(written) - now)
     return written
