@@ -241,3 +241,44 @@ def test_sequential_pair_yaml(tmp_path):
     proc = _bash("holdbench load my_journeys", tmp_path, env)
     assert proc.returncode != 0
     assert "visits.csv" in proc.stdout + proc.stderr
+
+
+def _my_holdbench(tmp_path: Path, files: Path) -> tuple[Path, dict]:
+    """~/my-holdbench as the your-own-data page lays it out: the dataset YAML of the page, the table
+    it names, and T, H, S with that table's columns."""
+    home = tmp_path / "home"
+    mine = home / "my-holdbench"
+    for sub in ("data", "dataset", "study"):
+        (mine / sub).mkdir(parents=True)
+    cols = {"subscribed": "outcome", "children": "zip_code"}
+    for name in ("T", "H", "S"):
+        pd.read_csv(files / f"{name}.csv").rename(columns=cols).to_csv(mine / "data" / f"{name}.csv", index=False)
+    (mine / "data" / "my_table.csv").write_bytes((mine / "data" / "T.csv").read_bytes())
+    (mine / "dataset" / "my_table.yaml").write_text(block("docs/guides/your-own-data.md", "name: my_table"))
+    (mine / "study" / "my_files.yaml").write_text(block("docs/guides/your-own-data.md", "name: my_files"))
+    return mine, _env(tmp_path, HOME=str(home), HOLDBENCH_CONFIG_PATH=str(mine))
+
+
+def test_report_for_your_own_files_validates(tmp_path, files):
+    _, env = _my_holdbench(tmp_path, files)
+    proc = _bash("holdbench validate my_files", tmp_path, env)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "1 dataset(s) x 2 synthesizer(s) x 1 seed(s) = 2 cells" in proc.stdout
+    assert "split provided" in proc.stdout
+
+
+@pytest.mark.slow
+def test_report_for_your_own_files_runs(tmp_path, files):
+    """The page's study run for real: the external cell reads S from the page's path, the split is the
+    user's T and H, and the report is written."""
+    mine, env = _my_holdbench(tmp_path, files)
+    proc = _bash("holdbench run my_files --cores 2 --no-track", tmp_path, env, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    study = tmp_path / "results" / "my_files"
+    assert (study / "report.html").is_file()
+    train = pd.read_parquet(study / "my_table" / "seed0" / "train.parquet")
+    assert len(train) == len(pd.read_csv(mine / "data" / "T.csv"))  # the user's T, not a random split
+    metrics = json.loads((study / "my_table" / "seed0" / "external" / "metrics.json").read_text())
+    assert 0.4 < metrics["dcr_share"] < 0.6  # S is a fresh sample of the population: no closer to T than H
+    status = json.loads((study / "my_table" / "seed0" / "holdout" / "status.json").read_text())
+    assert status["status"] == "ok"
