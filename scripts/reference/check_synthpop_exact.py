@@ -1,6 +1,6 @@
 """Does a `paper_synthpop_exact` run reproduce the paper's published synthpop files value for value?
 
-    python scripts/reference/check_synthpop_exact.py [results/paper_synthpop_exact]
+    python scripts/reference/check_synthpop_exact.py [results/paper_synthpop_exact [DATASET ...]]
 
 For each dataset: the cell's synthetic.parquet against ../shared/datasets/paper_study/<ds>_synthpop.csv.gz,
 both coerced to the cell's schema; prints the number of differing values per column and PASS/FAIL.
@@ -39,10 +39,11 @@ def differences(ours: pd.DataFrame, theirs: pd.DataFrame) -> dict[str, int]:
     return out
 
 
-def main(study_dir: str = "results/paper_synthpop_exact") -> int:
+def main(study_dir: str = "results/paper_synthpop_exact", *datasets: str) -> int:
+    """Check `datasets` (default: all four) of the study; 0 when every one is PASS."""
     lay = StudyLayout(Path(study_dir))
     failed = False
-    for ds in DATASETS:
+    for ds in datasets or DATASETS:
         cell = lay.cell_dir(ds, 0, "synthpop")
         status = json.loads((cell / "status.json").read_text()) if (cell / "status.json").exists() else {}
         if status.get("status") != "ok":

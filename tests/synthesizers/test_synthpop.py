@@ -442,3 +442,27 @@ def test_under_tight_memory_limits_a_synthpop_cell_is_ok_or_oom_with_its_reason(
         assert status in ("ok", "oom"), (gb, status, reason)
         if status == "oom":
             assert f"{gb:g} GB" in reason and ("memory" in reason or "address space" in reason), reason
+
+
+@pytest.mark.slow
+@pytest.mark.needs_r
+def test_the_paper_synthpop_exact_study_reproduces_the_published_file_on_online_shoppers(tmp_path, capsys):
+    """The `paper_synthpop_exact` study through the harness (holdbench run, one cell): its synthetic data
+    equals the paper's published synthpop file for online-shoppers value for value."""
+    import subprocess
+
+    from scripts.reference import check_synthpop_exact
+    from tests.conftest import SHARED
+    from tests.workflow.helpers import env_for
+
+    need_r(["synthpop"])
+    if not (SHARED / "datasets" / "paper_study").is_dir():
+        pytest.skip(f"the paper's files are not at {SHARED / 'datasets' / 'paper_study'}")
+    env = {**env_for(tmp_path), "HOLDBENCH_SHARED_DIR": str(SHARED), "HOLDBENCH_DATA_DIR": str(SHARED / "datasets")}
+    done = subprocess.run([sys.executable, "-m", "holdbench", "run", "paper_synthpop_exact", "--datasets",
+                           "online-shoppers", "--cores", "1", "--no-track"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=3600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    capsys.readouterr()
+    assert check_synthpop_exact.main(str(tmp_path / "results" / "paper_synthpop_exact"), "online-shoppers") == 0
+    assert "online-shoppers: PASS (50,000 rows" in capsys.readouterr().out
