@@ -88,7 +88,7 @@ def _load_probe(limit: int) -> tuple[bool, str]:
 
     try:
         done = subprocess.run(["Rscript", "-e", _PROBE], capture_output=True, text=True, timeout=300,
-                              preexec_fn=cap)  # noqa: PLW1509 - a single-threaded moment of fit
+                              check=False, preexec_fn=cap)
     except (OSError, subprocess.SubprocessError) as exc:
         return False, f"could not run ({type(exc).__name__}: {exc})"
     if done.returncode == 0 and "synthpop loaded" in done.stdout:

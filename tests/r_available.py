@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 INSTALL = "bash .ci/install.sh (builds R's synthpop from ../shared/r-packages/, or --with-synthpop from CRAN)"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _reason(packages: tuple[str, ...]) -> str | None:
     from holdbench.synthesizers._rconvert import r_unavailable_reason
 
@@ -62,6 +62,6 @@ def without_synthpop(code: str, timeout: float = 120) -> subprocess.CompletedPro
     prelude = ("from holdbench.synthesizers._rconvert import _import_robjects\n"
                f"_import_robjects().r({HIDE_SYNTHPOP!r})\n")
     done = subprocess.run([sys.executable, "-c", prelude + code], cwd=REPO, capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, check=False)
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
     return done

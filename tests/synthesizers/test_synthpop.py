@@ -461,7 +461,7 @@ def test_the_paper_synthpop_exact_study_reproduces_the_published_file_on_online_
     env = {**env_for(tmp_path), "HOLDBENCH_SHARED_DIR": str(SHARED), "HOLDBENCH_DATA_DIR": str(SHARED / "datasets")}
     done = subprocess.run([sys.executable, "-m", "holdbench", "run", "paper_synthpop_exact", "--datasets",
                            "online-shoppers", "--cores", "1", "--no-track"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=3600)
+                          capture_output=True, text=True, timeout=3600, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     capsys.readouterr()
     assert check_synthpop_exact.main(str(tmp_path / "results" / "paper_synthpop_exact"), "online-shoppers") == 0
