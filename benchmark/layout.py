@@ -34,6 +34,9 @@ STATUS_JSON = "status.json"
 MARGINALS = "marginals.csv"
 #: the subdirectory of a cell holding the evaluate_shard jobs' partial results
 SHARDS_DIR = "shards"
+#: in a study dir while `holdbench run` stops: the signal it received (it passes a SIGINT on to Snakemake and
+#: the jobs, whatever it got), so a job says which signal stopped the run
+STOP_NOTE = ".stop_signal"
 #: files of a split directory
 TRAIN, HOLDOUT, SCHEMA = "train.parquet", "holdout.parquet", "schema.json"
 #: the same for a sequential (subject + event) dataset: one pair of tables per role

@@ -168,7 +168,7 @@ def _run(args) -> int:
         raise ConfigError(f"unknown study {study!r}: no {config_file('study', study)} "
                           f"(known: {', '.join(available('study'))})")
     from holdbench.benchmark.cli.progress import Progress
-    from holdbench.benchmark.layout import StudyLayout
+    from holdbench.benchmark.layout import STOP_NOTE, StudyLayout
     from holdbench.benchmark.layout import results_root
 
     root = results_root(config) / study
@@ -176,7 +176,8 @@ def _run(args) -> int:
     again = "holdbench " + shlex.join(getattr(args, "argv", None) or sys.argv[1:])
     log = None
     # another run of the study holds its lock: Snakemake will say so and stop; its log is left alone
-    passthrough = args.verbose or _study_busy(root)
+    busy = _study_busy(root)
+    passthrough = args.verbose or busy
     if passthrough:
         print("$ " + shlex.join(cmd), flush=True)
     else:
@@ -196,6 +197,8 @@ def _run(args) -> int:
 
     def stop(signum, frame):
         stopped.append(signal.Signals(signum).name)
+        if len(stopped) == 1 and not busy and root.is_dir():  # the jobs get a SIGINT: they read what holdbench got
+            (root / STOP_NOTE).write_text(stopped[0])
         for p in started:
             try:
                 os.killpg(p.pid, signal.SIGINT if len(stopped) == 1 else signal.SIGKILL)
@@ -206,6 +209,8 @@ def _run(args) -> int:
     # handles, but keeps one its parent ignores, and a run started in the background by a script (`&`
     # without job control) ignores SIGINT: Snakemake would then ignore the Ctrl-C passed on to it and go
     # on starting jobs
+    if not busy:
+        (root / STOP_NOTE).unlink(missing_ok=True)  # a note of an earlier stopped run
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
         proc = subprocess.Popen(cmd, start_new_session=True,  # its own process group (Python 3.10 has no process_group=)

@@ -22,6 +22,7 @@ from holdbench.benchmark.layout import (
     MARGINALS,
     METRICS_JSON,
     STATUS_JSON,
+    STOP_NOTE,
     SYNTHETIC,
     StudyLayout,
     cell_id,
@@ -473,7 +474,7 @@ def do_track(study_dir: Path, uri: str, out: Path) -> int:
         info = log_study(study_dir, uri)
     except TrackingError as exc:
         print(f"[holdbench] MLflow logging FAILED: {exc}. All results are on disk under {study_dir}; "
-              f"rerun the workflow or `holdbench track {study_dir.name}` when the store is back.",
+              f"once the reason above is dealt with, rerun the workflow or `holdbench track {study_dir.name}`.",
               file=sys.stderr)
         print(f"[holdbench] MLflow logging FAILED: {exc}", flush=True)
         return 1
@@ -486,13 +487,20 @@ def do_track(study_dir: Path, uri: str, out: Path) -> int:
     return 0
 
 
-def _stop_on_signals() -> None:
+def _stop_on_signals(study_dir: Path) -> None:
     """SIGTERM/SIGINT/SIGHUP (Snakemake cancelling, a user's Ctrl-C) raise Interrupted in the
-    supervisor, which then kills everything the cell started and writes nothing."""
+    supervisor, which then kills everything the cell started and writes nothing. `holdbench run` passes
+    any signal on as a SIGINT and notes the one it got in the study's STOP_NOTE: the reason names both."""
     import signal
 
     def handler(signum, frame):
-        raise Interrupted(f"received {signal.Signals(signum).name}")
+        name = signal.Signals(signum).name
+        try:
+            got = (study_dir / STOP_NOTE).read_text().strip()
+        except OSError:
+            got = ""
+        passed = f" (holdbench passing on the {got} it received)" if got and got != name else ""
+        raise Interrupted(f"received {name}{passed}")
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, handler)
@@ -524,7 +532,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run_job(a: argparse.Namespace) -> int:
     if a.job in ("generate", "evaluate", "evaluate_shard"):
-        _stop_on_signals()
+        _stop_on_signals(a.study_dir)
         try:
             if a.job == "generate":
                 do_generate(a.study_dir, a.dataset, a.seed, a.synthesizer)

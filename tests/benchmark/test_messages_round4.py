@@ -63,3 +63,31 @@ def test_ctrl_c_during_report_is_one_line_and_exit_130(study_factory, monkeypatc
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.count("\n") == 1
     assert err.startswith("holdbench report: stopped (Ctrl-C)")
+
+
+@pytest.mark.parametrize(("note", "told"), [
+    ("SIGTERM", "received SIGINT (holdbench passing on the SIGTERM it received)"),
+    ("SIGINT", "received SIGINT"),
+    (None, "received SIGINT"),
+])
+def test_a_job_names_the_signal_holdbench_received(tmp_path, note, told):
+    """holdbench run passes a SIGTERM on as a SIGINT (Snakemake's cancel): the job's reason says so."""
+    import os
+    import signal
+
+    from holdbench.benchmark.cell.isolation import Interrupted
+    from holdbench.benchmark.layout import STOP_NOTE
+    from holdbench.benchmark.workflow.runner import _stop_on_signals
+
+    if note:
+        (tmp_path / STOP_NOTE).write_text(note)
+    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+    try:
+        _stop_on_signals(tmp_path)
+        with pytest.raises(Interrupted) as stopped:
+            os.kill(os.getpid(), signal.SIGINT)
+            signal.sigtimedwait([], 0.1) if hasattr(signal, "sigtimedwait") else None
+    finally:
+        for s, h in saved.items():
+            signal.signal(s, h)
+    assert str(stopped.value) == told

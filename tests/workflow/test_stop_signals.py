@@ -40,6 +40,11 @@ def test_stop_prints_one_line_and_resumes(tmp_path, sig):
     assert stop == [(f"[holdbench] stopped ({sig.name}): 1 cell(s) finished, 1 interrupted (demo/seed0/faulty_slow), "
                      "0 not started; resume with the same command: holdbench run halt --no-track --cores 2")], err[-3000:]
     _wait(lambda: not _study_processes(root), 30, "every process of the study to end")
+    # the job got the SIGINT holdbench passes on; it names the signal holdbench itself received (issue 36)
+    job_log = (root / "logs/demo/seed0/faulty_slow.generate.log").read_text()
+    told = ("received SIGINT (holdbench passing on the SIGTERM it received)" if sig == signal.SIGTERM
+            else "received SIGINT")
+    assert f"generate stopped, nothing written: {told}\n" in job_log, job_log[-2000:]
 
     again = subprocess.run(cmd, cwd=tmp_path, env=_env(tmp_path, conf, HOLDBENCH_TEST_SLOW="1"),
                            capture_output=True, text=True, timeout=600, check=False)
@@ -47,6 +52,7 @@ def test_stop_prints_one_line_and_resumes(tmp_path, sig):
     assert "[holdbench] halt: 2 cell(s): 2 ok" in again.stdout
     assert "[holdbench] report: results/halt/report.html" in again.stdout  # relative to the cwd
     assert "[holdbench] slowest: " in again.stdout
+    assert not (root / ".stop_signal").exists()          # the note of the stopped run is gone
 
 
 def test_a_run_started_with_sigint_ignored_still_stops_on_sigint(tmp_path):
