@@ -400,8 +400,14 @@ def synthesizer_config(name: str, preset: str | None = None, overrides: Iterable
     presets = cfg.pop(PRESET_KEY, None) or {}
     cls = synthesizer_class(name, cfg)
     cfg = {**constructor_defaults(cls), **cfg}
-    accepted = set(cfg) | _argument_names(cls)
-    explicit = {o.split("=", 1)[0].lstrip("+~") for o in overrides} | set(params)
+    written = set(group_config("synthesizer", stem)) - {COST_KEY, PRESET_KEY, VARIANTS_KEY} if overrides else set(cfg)
+    accepted = written | _argument_names(cls)
+    overridden = {o.split("=", 1)[0].lstrip("+~").split(".", 1)[0] for o in overrides}
+    unknown = sorted(overridden - accepted)
+    if unknown:  # also for a class taking **kwargs: an override names an argument the file or the class has
+        raise ConfigError(f"synthesizer {name!r}: unknown override(s) {unknown} "
+                          f"(accepted: {sorted(k for k in accepted if not k.startswith('_'))})")
+    explicit = overridden | set(params)
     if variants is not None:
         if name == stem:
             raise ConfigError(f"synthesizer {name!r} is used through its variants: {', '.join(sorted(variants))}")

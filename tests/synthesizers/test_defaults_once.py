@@ -79,6 +79,8 @@ def test_the_constructor_default_is_filled_in_and_overridable():
     assert synthesizer_config("ctgan", overrides=["epochs=7"])["epochs"] == 7
     with pytest.raises(ConfigError, match=r"unknown parameter\(s\) \['epoch'\]"):
         synthesizer_config("ctgan", params={"epoch": 5})
+    with pytest.raises(ConfigError, match=r"unknown override\(s\) \['epoch'\]"):
+        synthesizer_config("ctgan", overrides=["epoch=7"])
     with pytest.raises(ConfigError, match="epochs.*must be int"):
         synthesizer_config("ctgan", overrides=["epochs=many"])
 
