@@ -4,8 +4,9 @@ synthesizer in its own venv, outside the checkout) and docs/extending/figure.md 
 Each page's files are written where its blocks' first lines say (`# ~/...`, with HOME a scratch
 folder), its shell blocks run through bash with the `export` lines of its first block. The plug-in's
 venv is really built from the page's pinned requirements (about half a minute) and a study runs its
-cell through it: slow tier. The quick tier runs the worker's functions in this environment and checks
-that the plug-in folder is discovered and refused where it is incomplete.
+cell through it; the figure page's commands collect a study twice: slow tier. The quick tier runs the
+plug-in worker's functions in this environment and checks that its folder is discovered, and draws
+the page's figure module through joblib's worker processes.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import importlib.util
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -118,6 +120,7 @@ def test_plugin_recipe_end_to_end(tmp_path):
     assert proc.returncode == 0 and "toy's own venv" in proc.stdout and "already installed" in proc.stdout
 
 
+@pytest.mark.slow  # two collects of a study through the command line (~45 s)
 def test_figure_recipe_draws_the_figure_into_a_collected_report(tmp_path):
     """docs/extending/figure.md followed as written: the module saved where its first line says, the
     page's commands run on a collected study (a fabricated one named demo): the figure is drawn, and
@@ -152,3 +155,22 @@ def test_figure_recipe_draws_the_figure_into_a_collected_report(tmp_path):
     proc = _bash(report, tmp_path, env, timeout=900)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert not list(plots.glob("f3_by_seed_*.png")) and caption not in (study.path / "report.html").read_text()
+
+
+def test_a_user_figure_is_drawn_by_joblibs_worker_processes(tmp_path):
+    """make_plots(n_jobs=2) hands the page's plot function to fresh worker processes, which import it by
+    name: the figure folder must be part of the plots package there too."""
+    from tests.benchmark.conftest import build_study
+
+    module = block("docs/extending/figure.md", "# ~/holdbench-figures/f3_by_seed.py")
+    _write({module.split("\n", 1)[0].removeprefix("# ").strip(): module}, tmp_path)
+    study = build_study(tmp_path / "results", name="demo")
+    code = ("import sys\nfrom holdbench.benchmark.outputs.plots import make_plots\n"
+            "from holdbench.benchmark.outputs.results import load_results\n"
+            "stats = {}\nmake_plots(load_results(sys.argv[1]), n_jobs=2, stats=stats)\nprint(stats)\n")
+    env = _env(tmp_path, HOLDBENCH_FIGURE_PATH=str(tmp_path / "holdbench-figures"))
+    proc = subprocess.run([sys.executable, "-c", code, str(study.path)], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=900, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sorted(p.name for p in (study.path / "plots").glob("f3_by_seed_*.png")) == \
+        sorted(f"f3_by_seed_{d}.png" for d in study.datasets)

@@ -77,6 +77,9 @@ def _extend_path() -> None:
             __path__.append(str(folder))
 
 
+_extend_path()  # at import too: a joblib worker that unpickles a user's figure function imports it by name
+
+
 def figure_modules() -> tuple[ModuleType, ...]:
     """The study figure modules of this package and of $HOLDBENCH_FIGURE_PATH's folders, in report order
     (ORDER, then name): every public module that defines FIGURE. One that defines FIGURE but misses
