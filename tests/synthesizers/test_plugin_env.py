@@ -196,3 +196,58 @@ def test_the_installed_venvs_stamps_match_the_moved_requirements_files():
         pytest.skip("no plug-in venv installed here")
     for p in installed:
         assert p.current(), f"{p.name}: stamp {(p.venv / plugin_env.STAMP).read_text().strip()} != {p.requirements}"
+
+
+# ------------------------------------------------------------------ the shared worker side (holdbench_worker.py)
+SHARED_WORKER = plugin_env.REPO / "synthesizers" / "plugins" / "holdbench_worker.py"
+
+
+def _stage(tmp_path: Path, worker_code: str, method: str = "m", stage: str = "fit") -> Path:
+    """A work directory for the shared worker: a one-column T, the plug-in's worker.py, config.json."""
+    import pandas as pd
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "worker.py").write_text(worker_code)
+    work = tmp_path / "work"
+    work.mkdir()
+    pd.DataFrame({"c": ["a", "b"], "x": [1.0, 2.0]}).to_parquet(work / "train.parquet", index=False)
+    (work / "config.json").write_text(json.dumps({
+        "stage": stage, "worker": str(tmp_path / "worker.py"), "method": method, "params": {}, "seed": 1, "n": 3,
+        "categorical": ["c"], "numeric": ["x"], "integer": [], "missing_level": "<NA>",
+        "model": str(tmp_path / "model.pkl")}))
+    return work
+
+
+def test_shared_worker_runs_the_plugins_fit_and_sample(tmp_path):
+    code = ("import numpy as np, pandas as pd\nLIBRARIES = {'m': ('numpy', 'numpy')}\n"
+            "def fit(train, cfg, p): return list(train['c']), {'rows': len(train)}\n"
+            "def sample(model, n, cfg): return pd.DataFrame({'c': [model[0]] * n, 'x': np.random.random(n)})\n"
+            "METHODS = {'m': (fit, sample)}\n")
+    work = _stage(tmp_path, code)
+    got, _, _ = run_worker("m", Path(sys.executable), SHARED_WORKER, work, 60)
+    assert got["info"] == {"rows": 2} and "numpy" in got["versions"]
+    cfg = json.loads((work / "config.json").read_text())
+    (work / "config.json").write_text(json.dumps({**cfg, "stage": "sample"}))
+    run_worker("m", Path(sys.executable), SHARED_WORKER, work, 60)
+    import pandas as pd
+
+    out = pd.read_parquet(work / "synthetic.parquet")
+    assert list(out["c"]) == ["a"] * 3 and out["x"].dtype == "float64"
+
+
+def test_shared_worker_reports_a_missing_library_and_a_settings_error(tmp_path):
+    missing = _stage(tmp_path / "a", "LIBRARIES = {'m': ('no_such_lib_xyz', 'x')}\nMETHODS = {'m': (None, None)}\n")
+    got, _, _ = run_worker("m", Path(sys.executable), SHARED_WORKER, missing, 60)
+    assert "no_such_lib_xyz" in got["missing"]
+    refused = _stage(tmp_path / "b", "from holdbench_worker import SettingsError\n"
+                                     "LIBRARIES = {'m': ('json', 'pip')}\n"
+                                     "def fit(t, c, p): raise SettingsError(\"column 'x': no bounds\")\n"
+                                     "METHODS = {'m': (fit, None)}\n")
+    with pytest.raises(ValueError, match="^column 'x': no bounds$"):
+        run_worker("m", Path(sys.executable), SHARED_WORKER, refused, 60)
+
+
+def test_shared_worker_names_a_plugin_worker_without_methods(tmp_path):
+    work = _stage(tmp_path, "LIBRARIES = {}\n")
+    with pytest.raises(RuntimeError, match=r"worker\.py defines no METHODS dict"):
+        run_worker("m", Path(sys.executable), SHARED_WORKER, work, 60)
