@@ -174,3 +174,20 @@ def test_a_user_figure_is_drawn_by_joblibs_worker_processes(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert sorted(p.name for p in (study.path / "plots").glob("f3_by_seed_*.png")) == \
         sorted(f"f3_by_seed_{d}.png" for d in study.datasets)
+
+
+def test_figure_page_states_the_shipped_figures_order():
+    """The page's list of the shipped figures' ORDER values is the modules' own (the page repeats them so
+    a reader can place a figure): it fails when a module's ORDER changes and the page does not."""
+    import re
+
+    from holdbench.benchmark.outputs.plots import figure_modules
+
+    text = (REPO / "docs/extending/figure.md").read_text()
+    listed = re.search(r"its place in the report \(([^)]*)\)", " ".join(text.split())).group(1)
+    pairs = dict((name, int(n)) for name, n in re.findall(r"([a-z-]+(?: [a-z-]+)?) (\d+)", listed))
+    shipped = {m.__name__.rsplit(".", 1)[1]: m.ORDER for m in figure_modules()}
+    names = {"fidelity": "fidelity", "privacy": "privacy", "coherence": "coherence", "trade-off": "tradeoff",
+             "utility": "utility", "attacks": "attacks", "disclosure": "disclosure", "frontier": "frontier",
+             "drill-downs": "drilldown"}
+    assert {names[k]: v for k, v in pairs.items()} == shipped
