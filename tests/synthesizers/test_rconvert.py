@@ -86,7 +86,9 @@ def test_r_types_and_names():
     assert [klass[i] for i in (6, 7)] == ["factor", "factor"]
     assert klass[8] == "integer"
     # the levels in R's own order (its collation: "ä" sorts beside "a" in ICU's, after "c d" in bytes)
-    r_order = as_list(r('sort(c("b", "a", "c d", "ä"))'))
+    from rpy2.robjects import StrVector
+
+    r_order = as_list(r("sort")(StrVector(["b", "a", "c d", "ä"])))
     assert sorted(r_order) == ["a", "b", "c d", "ä"]
     assert as_list(r("function(df) levels(df$word)")(rdf)) == r_order
     assert r("function(df) typeof(levels(df$word_na))")(rdf)[0] == "character"
