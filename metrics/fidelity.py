@@ -127,8 +127,8 @@ def chosen_combinations(n_columns: int, max_combinations: int | None,
     limits.update({k: n for k, (_, n) in (extra_orders or {}).items()})
     rng = np.random.default_rng(seed)
     out, sampled_any = {}, False
-    for k in limits:
-        out[k], sampled = select_combinations(n_columns, k, limits[k], rng)
+    for k, limit in limits.items():
+        out[k], sampled = select_combinations(n_columns, k, limit, rng)
         sampled_any |= sampled and k in BUCKET_CAPS
     return out, sampled_any
 

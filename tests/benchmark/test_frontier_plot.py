@@ -179,3 +179,22 @@ def test_no_figure_when_no_cell_has_a_fidelity_result(tmp_path):
     summary["F3_ratio_mean"] = np.nan
     assert plot_frontier(cells, summary, "adult", tmp_path / "f.png") is None
     assert not (tmp_path / "f.png").exists()
+
+
+def test_the_tradeoff_figure_orders_the_flips_by_recorded_p_not_by_name(monkeypatch, tmp_path):
+    """Figure 11 (plots/study.py) joins the flips by the p their cells ran with: `flip90` run at p 0.05 comes first."""
+    from holdbench.benchmark.outputs.plots import study as study_plots
+
+    figures = []
+    monkeypatch.setattr(study_plots, "save", lambda fig, path, tight=True: figures.append(fig) or path)
+    names = ["flip10", "flip50", "flip90"]
+    ran = {"flip10": 0.1, "flip50": 0.5, "flip90": 0.05}
+    summary = pd.DataFrame({"dataset": "adult", "synthesizer": names, "n_ok": 1, "n_seeds": 1,
+                            "F3_ratio_mean": [1.0, 2.0, 3.0], "dcr_share_mean": [0.9, 0.7, 0.6],
+                            "generator": TARGETS["flip"], "setting_p": [ran[n] for n in names]})
+    for m in ("F3_ratio", "dcr_share"):
+        summary[f"{m}_ci_low"] = summary[f"{m}_ci_high"] = np.nan
+    cells = pd.DataFrame({"dataset": "adult", "synthesizer": names, "holdout_rule": False})
+    study_plots.plot_tradeoff(cells, summary, tmp_path / "t.png")
+    line = _line(figures[0].axes[0], "flip baselines")
+    assert list(line.get_xdata()) == [3.0, 1.0, 2.0]      # p 0.05 (flip90), 0.1, 0.5

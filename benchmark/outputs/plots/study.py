@@ -8,7 +8,6 @@ the ok seeds with their intervals. A synthesizer without a result keeps its row,
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import numpy as np
@@ -31,8 +30,8 @@ from holdbench.benchmark.outputs.plots._base import (
     save,
     tick,
 )
+from holdbench.benchmark.outputs.plots.frontier import FLIP_TARGET
 
-_FLIP = re.compile(r"flip(\d+)$")
 _LOG_FORMAT = FuncFormatter(lambda v, _: f"{v:g}")
 
 
@@ -176,16 +175,20 @@ def plot_privacy(cells: pd.DataFrame, summary: pd.DataFrame, path: Path, dataset
 def _zoom(rows: pd.DataFrame) -> tuple[float, float]:
     """The DCR share window: 0.5 and every interval of the synthesizers, but not the flip
     baselines (which run up to 1 by design and are drawn off scale)."""
-    real = rows[~rows["synthesizer"].map(lambda s: bool(_FLIP.search(str(s))))]
+    real = rows[~rows["synthesizer"].isin(_flip_order(rows))]
     lo, hi = _span(real if len(real) else rows, ["dcr_share"], positive=False)
     lo, hi = (0.5, 0.5) if not math.isfinite(lo) else (min(lo, 0.5), max(hi, 0.5))
     pad = max(0.004, 0.08 * (hi - lo))
     return lo - pad, hi + 3 * pad
 
 
-def _flip_order(names: list[str]) -> list[str]:
-    flips = [(int(m.group(1)), n) for n in names if (m := _FLIP.search(n))]
-    return [n for _, n in sorted(flips)]
+def _flip_order(rows: pd.DataFrame) -> list[str]:
+    """The flip baselines among summary rows, in order of the p their cells recorded they ran with
+    (the `generator` and `setting_p` columns, never read from a name)."""
+    if not {"generator", "setting_p"} <= set(rows.columns):
+        return []
+    flips = rows[(rows["generator"] == FLIP_TARGET) & pd.to_numeric(rows["setting_p"], errors="coerce").notna()]
+    return [n for _, n in sorted(zip(flips["setting_p"].astype(float), flips["synthesizer"]))]
 
 
 def plot_tradeoff(cells: pd.DataFrame, summary: pd.DataFrame, path: Path) -> Path:
@@ -204,7 +207,7 @@ def plot_tradeoff(cells: pd.DataFrame, summary: pd.DataFrame, path: Path) -> Pat
         good = np.isfinite(x) & np.isfinite(y) & (x > 0)
         ax.axvline(1, color="0.7", linestyle=":", zorder=0)
         ax.axhline(0.5, color="0.7", linestyle=":", zorder=0)
-        flips = [s for s in _flip_order(list(rows["synthesizer"][good]))]
+        flips = _flip_order(rows[good])
         if len(flips) > 1:
             idx = [int(np.flatnonzero(rows["synthesizer"] == s)[0]) for s in flips]
             ax.plot(x[idx], y[idx], color="0.6", linestyle="--", linewidth=1, zorder=1, label="flip baselines")
