@@ -6,8 +6,10 @@
 #                                         munge, writes /etc/slurm/slurm.conf, starts three root
 #                                         daemons) for tests/workflow/test_slurm_live.py; the
 #                                         daemons this script started are stopped when it ends
-#   bash .ci/test.sh -m "not slow"        the quick tier for development (a few minutes)
+#   bash .ci/test.sh -m "not slow"        the quick tier for development
 # With CI=true (CI runs it so) --with-slurm is implied. Other arguments go to pytest.
+# Tests run in HOLDBENCH_TEST_WORKERS pytest-xdist workers (default 2, one per core; whole files
+# per worker, so a module's fixtures are built once); HOLDBENCH_TEST_WORKERS=0 runs them serially.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WITH_SLURM=0
@@ -41,7 +43,10 @@ trap stop_slurm EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 set +e
-python3 -m pytest -q ${args[@]+"${args[@]}"}
+WORKERS="${HOLDBENCH_TEST_WORKERS:-2}"
+xdist=()
+[ "$WORKERS" != 0 ] && xdist=(-n "$WORKERS" --dist loadfile)
+python3 -m pytest -q ${xdist[@]+"${xdist[@]}"} ${args[@]+"${args[@]}"}
 rc=$?
 set -e
 # pytest exits 5 when it collected no test: that is a failure of the suite, say so.
