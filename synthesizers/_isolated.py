@@ -30,6 +30,18 @@ WORKER = Path(__file__).parent / "plugins" / "holdbench_worker.py"
 MISSING_LEVEL = "<NA>"
 #: a plug-in worker gets this long per stage; the harness's own cell timeout normally ends a cell first
 WORKER_TIMEOUT_S = 24 * 3600.0
+#: what a worker's result.json must hold after each stage (the shared worker writes them)
+REQUIRED = {"fit": {"versions": dict, "info": dict}, "sample": {"versions": dict}}
+
+
+def checked_result(payload: dict, stage: str, method: str) -> dict:
+    """`payload` when it holds what `stage` needs; else a RuntimeError naming the worker and the keys."""
+    wrong = [f"{key!r} ({'missing' if key not in payload else type(payload[key]).__name__ + ', not ' + kind.__name__})"
+             for key, kind in REQUIRED[stage].items() if not isinstance(payload.get(key), kind)]
+    if wrong:
+        raise RuntimeError(f"{method} worker's {stage} result lacks {', '.join(wrong)}: "
+                           f"result.json held the keys {sorted(payload)[:10]}")
+    return payload
 
 
 class IsolatedSynthesizer(Synthesizer):
@@ -113,5 +125,5 @@ class IsolatedSynthesizer(Synthesizer):
                 raise SynthesizerUnavailable(f"{self.plugin} not installed: "
                                              f"{self._env.install_command()} "
                                              f"({self._python}: {payload['missing']})")
-            self._versions = payload["versions"]
+            self._versions = checked_result(payload, stage, self.method)["versions"]
             return pd.read_parquet(work / f"{read}.parquet") if read else payload

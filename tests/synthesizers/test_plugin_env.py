@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from holdbench.contracts import plugin_env
@@ -251,3 +252,30 @@ def test_shared_worker_names_a_plugin_worker_without_methods(tmp_path):
     work = _stage(tmp_path, "LIBRARIES = {}\n")
     with pytest.raises(RuntimeError, match=r"worker\.py defines no METHODS dict"):
         run_worker("m", Path(sys.executable), SHARED_WORKER, work, 60)
+
+
+@pytest.mark.parametrize("stage, payload, named", [
+    ("fit", {"versions": {}}, "'info' (missing)"),
+    ("fit", {"versions": {}, "info": "text"}, "'info' (str, not dict)"),
+    ("sample", {}, "'versions' (missing)"),
+])
+def test_a_worker_result_without_its_keys_is_named_not_a_key_error(stage, payload, named):
+    from holdbench.synthesizers._isolated import checked_result
+
+    with pytest.raises(RuntimeError) as err:
+        checked_result(payload, stage, "mst")
+    assert named in str(err.value) and "mst worker's" in str(err.value)
+    assert checked_result({"versions": {}, "info": {}}, "fit", "mst") == {"versions": {}, "info": {}}
+
+
+def test_a_fit_whose_worker_wrote_no_info_raises_the_named_error(monkeypatch):
+    from holdbench.benchmark.config import build_synthesizer, synthesizer_config
+    from holdbench.contracts.schema import Schema
+    from holdbench.synthesizers.base import FitContext
+
+    synth = build_synthesizer(synthesizer_config("mst_eps1"))
+    monkeypatch.setattr(type(synth.environment), "unavailable", lambda self, override=None: None)
+    monkeypatch.setattr(plugin_env, "run_worker", lambda *a, **k: ({"versions": {"smartnoise-synth": "x"}}, 0.0, 0.0))
+    train = pd.DataFrame({"a": ["x", "y"] * 5, "b": list(range(10))})
+    with pytest.raises(RuntimeError, match=r"mst worker's fit result lacks 'info' \(missing\)"):
+        synth.fit(train, FitContext(Schema.infer("toy", train), 0, "toy"))
