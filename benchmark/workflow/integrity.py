@@ -208,14 +208,7 @@ def generator_plugin(config: Any):
         if getattr(cls, "environment", None) is not None:  # a plug-in generator names its own environment
             from holdbench.benchmark.config import build_synthesizer
 
-            env = build_synthesizer(config).environment
-            return env() if callable(env) else env
-        plugin = getattr(cls, "plugin", None)
-        if isinstance(plugin, str):
-            from holdbench.contracts import plugin_env
-
-            registry = getattr(plugin_env, "PLUGINS", None)
-            return registry[plugin] if isinstance(registry, dict) else plugin_env.get(plugin)
+            return build_synthesizer(config).environment
     except Exception:  # noqa: BLE001 - a config that cannot be resolved here is the generate job's to report
         return None
     return None
