@@ -36,8 +36,18 @@ from holdbench.metrics._discretise import Discretiser
 from holdbench.metrics.evaluate import FamilyNA, _check_on_error, _check_options, _run_family, evaluate, size_warning
 from holdbench.metrics.fidelity import BUCKET_CAPS, FidelityModel
 from holdbench.metrics.privacy import distance_data, holdout_distances, privacy
-from holdbench.metrics.registry import EvalData, MetricFamily, artifact, metric
+from holdbench.metrics.registry import EvalData, MetricFamily
 from holdbench.metrics.result import EvaluationResult
+from holdbench.metrics.sequential_parts import (
+    RATIO_FLOOR,
+    coherence_parts,
+    floored_ratio,
+    gap_tvds,
+    interleaved_keys,
+    out_of_order,
+    ratio_note,
+)
+from holdbench.metrics.sequential_result import SequentialResult
 
 Tables = tuple[pd.DataFrame, pd.DataFrame]
 LENGTH = "n_events"
@@ -51,6 +61,12 @@ class SequentialLayout:
     subject_kinds: Mapping[str, str]
     event_kinds: Mapping[str, str]
     n_events_privacy: int = 3
+    #: the order columns (() = row order): S's events whose order values decrease are counted, not re-sorted
+    order: tuple[str, ...] = ()
+    #: the column whose inter-event gaps are measured (None: no gap measure)
+    time: str | None = None
+    #: event columns that are datetimes held as days since 1970-01-01 (numeric to every measure)
+    datetimes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         m = self.n_events_privacy
@@ -59,6 +75,12 @@ class SequentialLayout:
         clash = sorted(set(self.subject_kinds) & {LENGTH, self.key} | set(self.event_kinds) & {self.key})
         if clash:
             raise ValueError(f"column name(s) {clash} are reserved (the key or {LENGTH!r})")
+        unknown = [c for c in (*self.order, *([self.time] if self.time else []), *self.datetimes)
+                   if c not in self.event_kinds]
+        if unknown:
+            raise ValueError(f"order/time/datetime column(s) {unknown} are not event columns")
+        if self.time and self.event_kinds[self.time] != "numeric":
+            raise ValueError(f"the time column {self.time!r} must be numeric or a datetime")
 
 
 class _Arranged:
@@ -81,6 +103,7 @@ class _Arranged:
         ev = events[list(layout.event_kinds)].iloc[order].reset_index(drop=True)
         self.events = ev.reindex(pd.RangeIndex(len(ev) + 1))
         self.lengths = np.bincount(owner, minlength=len(subjects)).astype(np.int64)
+        self.owner_in_row_order = owner
         self.starts = np.concatenate(([0], np.cumsum(self.lengths)[:-1])).astype(np.int64)
         self.n_events = len(ev)
 
@@ -194,94 +217,10 @@ def coherence_tvds(train: _Arranged, others: Sequence[_Arranged], event_kinds: M
     return out
 
 
-def _ratio(num: float, den: float) -> float:
-    return num / den if math.isfinite(num) and math.isfinite(den) and den > 0 else math.nan
-
-
-@dataclass(frozen=True)
-class SequentialResult:
-    """Sequential (event-data) measures of one cell (module docstring: definitions)."""
-
-    seq_F1: float = metric("Seq. F1 (D2.2 table)", "fidelity", direction="lower", digits=4,
-                           meaning="F1 on the D2.2 two-event table (attributes, length, events t and t+1).")
-    seq_F2: float = metric("Seq. F2 (D2.2 table)", "fidelity", direction="lower", digits=4,
-                           meaning="F2 on the D2.2 two-event table.")
-    seq_F3: float = metric("Seq. F3 (D2.2 table)", "fidelity", direction="lower", digits=4,
-                           meaning="F3 on the D2.2 two-event table.")
-    seq_F1_ratio: float = metric("Seq. F1 ratio", "fidelity", direction="ideal", ideal=1.0, digits=3,
-                                 meaning="seq_F1 / its value for H: 1 = as faithful as fresh real subjects.")
-    seq_F2_ratio: float = metric("Seq. F2 ratio", "fidelity", direction="ideal", ideal=1.0, digits=3,
-                                 meaning="seq_F2 / its value for H (same reading).")
-    seq_F3_ratio: float = metric("Seq. F3 ratio", "fidelity", direction="ideal", ideal=1.0, digits=3, headline=True,
-                                 meaning="seq_F3 / its value for H: ANITA D2.2's accuracy on event data.")
-    seq_coherence_ratio: float = metric(
-        "Coherence ratio", "fidelity", direction="ideal", ideal=1.0, digits=3, headline=True,
-        meaning="Mean TVD of each event column paired with itself one event later (T vs S) / the same for H; "
-                "far above 1 = the order of events is lost.")
-    seq_length_ratio: float = metric(
-        "Sequence length ratio", "fidelity", direction="ideal", ideal=1.0, digits=3, headline=True,
-        meaning="TVD of the sequence-length distribution T vs S / T vs H; 0 = lengths copied from T.")
-    seq_dcr_share: float = metric(
-        "Subject DCR share", "privacy", direction="ideal", ideal=0.5, digits=3, headline=True,
-        interval=("seq_dcr_share_ci_low", "seq_dcr_share_ci_high"),
-        meaning="DCR share (docs/definitions/paper.md §4) on one vector per subject (attributes, length, first m events): "
-                "0.5 ideal, above = synthetic subjects sit closer to training subjects than to unseen ones.")
-    seq_ims: float = metric(
-        "Subject identical match share", "privacy", direction="lower", digits=3,
-        meaning="Share of synthetic subject vectors equal to a training subject's; compare seq_ims_holdout.")
-    seq_F1_holdout: float = math.nan
-    """F1 of H's D2.2 table against T's."""
-    seq_F2_holdout: float = math.nan
-    """F2 of H's D2.2 table against T's."""
-    seq_F3_holdout: float = math.nan
-    """F3 of H's D2.2 table against T's."""
-    seq_coherence_tvd: float = math.nan
-    """Mean over event columns of the (t, t+1) TVD, T vs S."""
-    seq_coherence_tvd_holdout: float = math.nan
-    """The same for H."""
-    seq_length_tvd: float = math.nan
-    """TVD of the exact length distributions, T vs S."""
-    seq_length_tvd_holdout: float = math.nan
-    """The same for H."""
-    seq_lengths_copied: bool = False
-    """True when S's length distribution equals T's exactly (seq_length_tvd = 0)."""
-    seq_ims_holdout: float = math.nan
-    """Share of H's subject vectors equal to a training subject's (the IMS reference)."""
-    seq_dcr_share_ci_low: float = math.nan
-    """Lower end of the 95% Wilson interval of seq_dcr_share."""
-    seq_dcr_share_ci_high: float = math.nan
-    """Upper end of the 95% Wilson interval of seq_dcr_share."""
-    seq_dcr_train_mean: float = math.nan
-    """Mean Hamming distance of a synthetic subject vector to its nearest training one."""
-    seq_dcr_holdout_mean: float = math.nan
-    """Mean Hamming distance of a synthetic subject vector to its nearest holdout one."""
-    n_subjects_train: int = 0
-    """Subjects of T."""
-    n_subjects_holdout: int = 0
-    """Subjects of H."""
-    n_subjects_synthetic: int = 0
-    """Subjects of S."""
-    n_events_synthetic: int = 0
-    """Event rows of S."""
-    n_events_privacy: int = 0
-    """m: events per subject vector."""
-    seconds_sequential: float = 0.0
-    """Wall time of the sequential measures."""
-    seq_length_histogram: pd.DataFrame | None = artifact(
-        "Subjects by sequence length in T, H and S (columns length, train, holdout, synthetic).")
-    seq_coherence: pd.DataFrame | None = artifact(
-        "Per event column: the (t, t+1) TVD of S and of H against T (columns column, tvd_synthetic, tvd_holdout).")
-    seq_marginals: pd.DataFrame | None = artifact(
-        "One row per marginal of the D2.2 table: columns, k, tvd_synthetic, tvd_holdout.")
-    seq_dcr_histogram: pd.DataFrame | None = artifact(
-        "Counts of S's subject vectors by Hamming distance to the nearest T and H vector, and of H's by distance "
-        "to the nearest T vector (columns distance, to_train, to_holdout, holdout_to_train): D2.2's DCR test "
-        "per subject.")
-
-
 def evaluate_sequential(train: Tables, holdout: Tables, synthetic: Tables, layout: SequentialLayout, *,
                         seed: int = 0, holdout_row: bool = False, n_jobs: int = 1) -> SequentialResult:
-    """Every sequential measure of one cell. holdout_row: S is H (the reference row; docs/definitions/paper.md §4.5 rule)."""
+    """Every sequential measure of one cell. holdout_row: S is H (the reference row; docs/definitions/paper.md §4.5 rule).
+    Every ratio is S's distance / max(H's, RATIO_FLOOR) (docs/definitions/d22.md §11.4)."""
     start = time.perf_counter()
     arranged = [_Arranged(x, layout, src) for x, src in ((train, "T"), (holdout, "H"), (synthetic, "S"))]
     t, h, s = arranged
@@ -291,6 +230,24 @@ def evaluate_sequential(train: Tables, holdout: Tables, synthetic: Tables, layou
     coh = coherence_tvds(t, [s, h], layout.event_kinds)
     coh_s, coh_h = (float(np.nanmean(coh[:, i])) if np.isfinite(coh[:, i]).any() else math.nan for i in (0, 1))
     len_s, len_h, hist = length_tvds(t.lengths, h.lengths, s.lengths)
+    parts = coherence_parts(_owned(t), [_owned(s), _owned(h)], dict(layout.event_kinds))
+    dis_s, dis_h, cat_s, cat_h = (float(parts[c].mean()) for c in ("distinct_0", "distinct_1", "category_0",
+                                                                   "category_1"))
+    gap_s = gap_h = math.nan
+    gaps = None
+    if layout.time:
+        (gap_s, gap_h), gaps = gap_tvds(_timed(t, layout.time), [_timed(s, layout.time), _timed(h, layout.time)])
+        gaps = gaps.rename(columns={"n_0": "n_synthetic", "tvd_0": "tvd_synthetic", "median_0": "median_synthetic",
+                                    "n_1": "n_holdout", "tvd_1": "tvd_holdout", "median_1": "median_holdout"})
+    order_cols = list(layout.order) or ([layout.time] if layout.time else [])
+    ooo_s = ooo_pairs = ooo_h = math.nan
+    if order_cols:
+        ooo_s, ooo_pairs = out_of_order(s.lengths, s.events.iloc[:-1][order_cols])
+        ooo_h = out_of_order(h.lengths, h.events.iloc[:-1][order_cols])[0]
+    inter = interleaved_keys(s.owner_in_row_order)
+    F = {k: (fid.F[k], fid.F_holdout[k]) for k in (1, 2, 3)}
+    distances = {"seq_F1": F[1], "seq_F2": F[2], "seq_F3": F[3], "coherence": (coh_s, coh_h), "length": (len_s, len_h),
+                 "distinct": (dis_s, dis_h), "category": (cat_s, cat_h), "gap": (gap_s, gap_h)}
     m = layout.n_events_privacy
     vec = [_vectors(a, m) for a in arranged]
     codes = distance_data(vec[0], vec[1], vec[2], _kinds(layout, [f"#{i + 1}" for i in range(m)]))
@@ -298,10 +255,16 @@ def evaluate_sequential(train: Tables, holdout: Tables, synthetic: Tables, layou
     h_to_t = dcr.d_train if holdout_row else holdout_distances(codes, n_jobs)
     return SequentialResult(
         seq_F1=fid.F[1], seq_F2=fid.F[2], seq_F3=fid.F[3],
-        seq_F1_ratio=fid.ratio(1), seq_F2_ratio=fid.ratio(2), seq_F3_ratio=fid.ratio(3),
+        seq_F1_ratio=floored_ratio(*F[1]), seq_F2_ratio=floored_ratio(*F[2]), seq_F3_ratio=floored_ratio(*F[3]),
         seq_F1_holdout=fid.F_holdout[1], seq_F2_holdout=fid.F_holdout[2], seq_F3_holdout=fid.F_holdout[3],
-        seq_coherence_ratio=_ratio(coh_s, coh_h), seq_coherence_tvd=coh_s, seq_coherence_tvd_holdout=coh_h,
-        seq_length_ratio=_ratio(len_s, len_h), seq_length_tvd=len_s, seq_length_tvd_holdout=len_h,
+        seq_coherence_ratio=floored_ratio(coh_s, coh_h), seq_coherence_tvd=coh_s, seq_coherence_tvd_holdout=coh_h,
+        seq_length_ratio=floored_ratio(len_s, len_h), seq_length_tvd=len_s, seq_length_tvd_holdout=len_h,
+        seq_distinct_ratio=floored_ratio(dis_s, dis_h), seq_distinct_tvd=dis_s, seq_distinct_tvd_holdout=dis_h,
+        seq_category_ratio=floored_ratio(cat_s, cat_h), seq_category_tvd=cat_s, seq_category_tvd_holdout=cat_h,
+        seq_gap_ratio=floored_ratio(gap_s, gap_h), seq_gap_tvd=gap_s, seq_gap_tvd_holdout=gap_h,
+        seq_out_of_order=ooo_s, seq_out_of_order_pairs=ooo_pairs, seq_out_of_order_holdout=ooo_h,
+        seq_keys_interleaved=inter, seq_ratio_floor=RATIO_FLOOR, seq_ratios_reason=ratio_note(distances),
+        seq_order_reason=_order_note(layout, ooo_s, ooo_pairs, inter),
         seq_lengths_copied=bool(len_s == 0),
         seq_dcr_share=dcr.share, seq_dcr_share_ci_low=dcr.ci_low, seq_dcr_share_ci_high=dcr.ci_high,
         seq_dcr_train_mean=float(np.mean(dcr.d_train)), seq_dcr_holdout_mean=float(np.mean(dcr.d_holdout)),
@@ -312,9 +275,40 @@ def evaluate_sequential(train: Tables, holdout: Tables, synthetic: Tables, layou
         seq_length_histogram=hist,
         seq_coherence=pd.DataFrame({"column": list(layout.event_kinds), "tvd_synthetic": coh[:, 0],
                                     "tvd_holdout": coh[:, 1]}),
+        seq_coherence_parts=parts.rename(columns={"distinct_0": "distinct_tvd_synthetic",
+                                                  "distinct_1": "distinct_tvd_holdout",
+                                                  "category_0": "category_tvd_synthetic",
+                                                  "category_1": "category_tvd_holdout"}),
+        seq_gaps=gaps,
         seq_marginals=fid.marginals,
         seq_dcr_histogram=_dcr_histogram(dcr.d_train, dcr.d_holdout, h_to_t),
     )
+
+
+def _owned(a: _Arranged) -> tuple[np.ndarray, pd.DataFrame]:
+    """(subject of each event, the events) in subject order, for sequential_parts."""
+    return np.repeat(np.arange(len(a.lengths)), a.lengths), a.events.iloc[:-1]
+
+
+def _timed(a: _Arranged, column: str) -> tuple[np.ndarray, np.ndarray]:
+    from holdbench.metrics._discretise import numeric_values
+
+    return a.lengths, numeric_values(a.events[column].iloc[:-1])
+
+
+def _order_note(layout: SequentialLayout, ooo: float, ooo_pairs: float, inter: float) -> str | None:
+    """The output's note on S's order: events out of order (counted, not re-sorted) and interleaved keys."""
+    notes = []
+    if math.isfinite(ooo) and ooo > 0:
+        cols = list(layout.order) or [layout.time]
+        notes.append(f"S has events out of order: {ooo:.1%} of its sequences ({ooo_pairs:.2%} of subsequent pairs) "
+                     f"hold an event whose {cols} is below the previous event's in S's row order; S is measured in "
+                     "its row order as it is (not re-sorted)")
+    if math.isfinite(inter) and inter > 0 and not layout.order:
+        notes.append(f"S's rows are not grouped by key: the rows of {inter:.1%} of its keys are interleaved with "
+                     "other keys' rows. With `order: row` a sequence is its rows in file order, so if S's rows were "
+                     "shuffled its event order is lost (the measures read it as it is)")
+    return "; ".join(notes) or None
 
 
 def _dcr_histogram(d_train: np.ndarray, d_holdout: np.ndarray, h_to_t: np.ndarray) -> pd.DataFrame:

@@ -20,6 +20,11 @@ subject's events are its rows in row order). Synthetic keys are 0 .. n-1 (the ho
   column (so the length is drawn given the subject), then, position by position, each event column
   given the subject attributes, the position, the previous event (every column; a "start" level or
   a missing number at position 0) and the event columns drawn before it at this position.
+
+Sequences without subject attributes (SequentialContext.subject_schema None): the subject table is the
+key alone; `flip` flips event cells only, `ar_cart` draws the length from T's lengths (a one-column CART)
+and each event given the position and the previous event. A subject's events are its rows in row order,
+which is how `order: row` data stays ordered through synthesis.
 """
 
 from __future__ import annotations
@@ -46,13 +51,23 @@ class SequentialContext:
     """What a sequential synthesizer may know besides T (H only for `needs_holdout`)."""
 
     key: str
-    subject_schema: Schema
+    #: None: sequences without subject attributes (the subject table is the key alone)
+    subject_schema: Schema | None
     event_schema: Schema
     seed: int
     dataset: str = ""
     holdout: tuple[pd.DataFrame, pd.DataFrame] | None = None
-    #: the event order columns (SequentialSpec.order); T's events are already in this order
+    #: the event order columns (SequentialSpec.order; () = row order); T's events are already in this order
     order: tuple[str, ...] = ()
+
+    @property
+    def subject_columns(self) -> tuple[Column, ...]:
+        """The subject attributes' columns (none without subject attributes)."""
+        return self.subject_schema.columns if self.subject_schema is not None else ()
+
+    @property
+    def subject_names(self) -> list[str]:
+        return [c.name for c in self.subject_columns]
 
 
 class SequentialSynthesizer(ABC):
@@ -94,7 +109,7 @@ class _Sequences:
                              "have a key with no subject")
         order = np.argsort(pos, kind="stable")
         self.ctx = ctx
-        self.attrs = subjects[ctx.subject_schema.names].reset_index(drop=True)
+        self.attrs = subjects[ctx.subject_names].reset_index(drop=True)
         self.events = events[ctx.event_schema.names].iloc[order].reset_index(drop=True)
         self.subject_of_event = pos[order]
         self.lengths = np.bincount(pos, minlength=len(subjects)).astype(np.int64)
@@ -188,7 +203,7 @@ class SequentialFlip(_FromT):
         tables = []
         for i, (frame, schema) in enumerate(((t.attrs.take(base), t.ctx.subject_schema),
                                              (t.events.take(t.event_rows(base)), t.ctx.event_schema)), start=1):
-            if len(frame) == 0:
+            if len(frame) == 0 or schema is None:  # no events, or no subject attributes: nothing to flip
                 tables.append(frame.reset_index(drop=True))
                 continue
             flip = Flip(self.p)
@@ -237,15 +252,15 @@ class ARCart(SequentialSynthesizer):
 
     def fit(self, subjects: pd.DataFrame, events: pd.DataFrame, ctx: SequentialContext) -> None:
         t = _Sequences(subjects, events, ctx)
-        if LENGTH in ctx.subject_schema.names:
+        if LENGTH in ctx.subject_names:
             raise ValueError(f"ar_cart: a subject column may not be called {LENGTH!r}")
         seed = check_seed(ctx.seed)
         self._ctx = ctx
         self._subject_schema = Schema(f"{ctx.dataset}:subjects+length",
-                                      (*ctx.subject_schema.columns, Column(LENGTH, "numeric", "int", "numeric")))
+                                      (*ctx.subject_columns, Column(LENGTH, "numeric", "int", "numeric")))
         self._subjects = CART(**self._options)
         self._subjects.fit(t.attrs.assign(**{LENGTH: t.lengths}), FitContext(self._subject_schema, seed, ctx.dataset))
-        attrs = [encode_column(t.attrs[c.name], c) for c in ctx.subject_schema.columns]
+        attrs = [encode_column(t.attrs[c.name], c) for c in ctx.subject_columns]
         self._attr_levels = [a.levels for a in attrs]
         self._event_enc = [encode_column(t.events[c.name], c) for c in ctx.event_schema.columns]
         self._max_len = int(t.lengths.max(initial=0))
@@ -271,7 +286,7 @@ class ARCart(SequentialSynthesizer):
         n, seed = _check_n(self.name, n_subjects), check_seed(seed)
         subj = self._subjects.sample(n, derive_seed(seed, 1))
         lengths = np.clip(subj[LENGTH].to_numpy(dtype=np.int64), 0, None)
-        attrs = [_codes(subj[c.name], levels) for c, levels in zip(self._ctx.subject_schema.columns,
+        attrs = [_codes(subj[c.name], levels) for c, levels in zip(self._ctx.subject_columns,
                                                                     self._attr_levels, strict=True)]
         rng = np.random.default_rng(derive_seed(seed, 2))
         cols = self._event_enc
@@ -294,7 +309,8 @@ class ARCart(SequentialSynthesizer):
             values = np.concatenate(parts)[order] if parts else np.empty(0)
             out[e.name] = e.levels[values.astype(np.int64)] if e.categorical else values
         events = self._ctx.event_schema.coerce(pd.DataFrame(out, columns=[e.name for e in cols]), "ar_cart: events")
-        attrs_out = self._ctx.subject_schema.coerce(subj[self._ctx.subject_schema.names], "ar_cart: subjects")
+        attrs_out = (self._ctx.subject_schema.coerce(subj[self._ctx.subject_names], "ar_cart: subjects")
+                     if self._ctx.subject_schema is not None else pd.DataFrame(index=range(n)))
         key = self._ctx.key
         return (pd.concat([pd.DataFrame({key: np.arange(n)}), attrs_out], axis=1),
                 pd.concat([pd.DataFrame({key: np.sort(who)}), events], axis=1))

@@ -75,6 +75,9 @@ class MostlySequential(SequentialSynthesizer):
 
     def fit(self, subjects: pd.DataFrame, events: pd.DataFrame, ctx: SequentialContext) -> None:
         mostly._engine()  # not installed -> SynthesizerUnavailable with the install command, before any work
+        if ctx.subject_schema is None:
+            raise ValueError(f"mostly_seq: {ctx.dataset} has no subject attributes; this two-stage wrapper needs "
+                             "them (stage 1 synthesizes the subject table)")
         t = _Sequences(subjects, events, ctx)
         key, flat = ctx.key, self._subjects
         LOG.info("mostly_seq: stage 1, %d subjects", t.size)

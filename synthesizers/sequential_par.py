@@ -92,7 +92,7 @@ class PAR(SequentialSynthesizer):
         from sdv.metadata import Metadata
 
         columns = {ctx.key: {"sdtype": "id"}}
-        columns.update({c.name: {"sdtype": sdtype(c)} for c in (*ctx.subject_schema.columns,
+        columns.update({c.name: {"sdtype": sdtype(c)} for c in (*ctx.subject_columns,
                                                                  *ctx.event_schema.columns)})
         table: dict[str, Any] = {"columns": columns, "sequence_key": ctx.key}
         if sequence_index is not None:
@@ -111,7 +111,7 @@ class PAR(SequentialSynthesizer):
         logging.getLogger(_SDV_EVENT_LOGGER).setLevel(logging.WARNING)
         order = tuple(ctx.order)
         sequence_index = order[0] if len(order) == 1 else None
-        attrs = ctx.subject_schema.names
+        attrs = ctx.subject_names
         # the long table: key = the subject's position in T, its attributes on every event row
         long = pd.concat([pd.DataFrame({ctx.key: t.subject_of_event}),
                           t.attrs.take(t.subject_of_event).reset_index(drop=True), t.events], axis=1)
@@ -120,7 +120,7 @@ class PAR(SequentialSynthesizer):
             chosen = np.random.default_rng(derive_seed(ctx.seed, 1)).choice(with_events, self.max_subjects,
                                                                              replace=False)
             long = long[np.isin(t.subject_of_event, chosen)].reset_index(drop=True)
-        for c in (*ctx.subject_schema.columns, *ctx.event_schema.columns):
+        for c in (*ctx.subject_columns, *ctx.event_schema.columns):
             if sdtype(c) == "numerical" and isinstance(long[c.name].dtype, pd.api.extensions.ExtensionDtype):
                 # nullable Int64 with pd.NA: deepecho's nan-means fail on pd.NA; NaN in float64 is its missing
                 long[c.name] = long[c.name].to_numpy(dtype=float, na_value=np.nan)
@@ -171,7 +171,8 @@ class PAR(SequentialSynthesizer):
         keep = np.ones(n, dtype=bool)
         keep[rng.choice(n, n_zero, replace=False)] = False
         first = np.flatnonzero(~pd.Series(owner).duplicated().to_numpy())
-        attrs = ctx.subject_schema.coerce(long.iloc[first][ctx.subject_schema.names], "par: subjects")
+        attrs = (ctx.subject_schema.coerce(long.iloc[first][ctx.subject_names], "par: subjects")
+                 if ctx.subject_schema is not None else pd.DataFrame(index=range(n)))
         rows = np.flatnonzero(keep[owner])
         events = ctx.event_schema.coerce(long.iloc[rows][ctx.event_schema.names], "par: events")
         subjects_out = pd.concat([pd.DataFrame({ctx.key: np.arange(n)}), attrs], axis=1)

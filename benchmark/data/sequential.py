@@ -1,14 +1,24 @@
 """Sequential (subject + event) datasets: their config, loading, validation and split by subject.
 
 A sequential dataset is a pair of tables joined by a key: one row per subject (its attributes) and
-any number of event rows per subject, ordered by one or more order columns. Its config is a dataset
-YAML (conf/dataset/<name>.yaml) with `source: sequential` and a `sequential:` block::
+any number of event rows per subject, ordered by one or more order columns or by their row order in
+the file. Its config is a dataset YAML (conf/dataset/<name>.yaml) with `source: sequential` and a
+`sequential:` block::
 
     sequential:
       key: playerID                 # the column joining the two tables
       n_events_privacy: 3           # m: the first m events enter the per-subject privacy vector
       subjects: {file: baseball/People.csv.gz, columns: {birthYear: {kind: numeric, dtype: int}, ...}}
       events: {file: baseball/Batting.csv.gz, order: [yearID, stint], columns: {...}}
+
+Without a `subjects:` block the dataset is sequences without subject attributes (no context): the
+subject table is the key column alone, one row per key of the event file (in order of first
+appearance), and no column stands in for attributes. `order: row` orders each key's events by their
+row order in the file (stable through the split, the synthesizers and the metrics: a key's events
+are always read in row order). An event column of `kind: datetime` (optional `format:`, else ISO
+8601) is parsed (holdbench.benchmark.data.sequential_files) and held as days since 1970-01-01 (a
+float: numeric for the synthesizers and the metrics); `time: COLUMN` names the column whose
+inter-event gaps are measured (default: the first order column when it is a datetime).
 
 Files are relative to HOLDBENCH_DATA_DIR (or absolute). The subject and the event file may be the
 same file (a panel with constant subject columns, e.g. nlswork): the subject table is then one row per
@@ -29,8 +39,6 @@ numbers matches one whose keys are the same digits as text).
 
 from __future__ import annotations
 
-import csv
-import gzip
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -43,10 +51,13 @@ from holdbench.benchmark.data.tables import data_dir
 from holdbench.contracts.schema import Schema, SchemaError
 
 _BLOCK_KEYS = {"key", "n_events_privacy", "subjects", "events"}
+_REQUIRED_KEYS = {"key", "n_events_privacy", "events"}
+#: `order: row`: each key's events in their file row order
+ROW_ORDER = "row"
 #: a sequential dataset's fewest subjects: the 50/50 split over subjects leaves T and H two each (as the
 #: flat datasets' `min_rows` default)
 MIN_SUBJECTS = 4
-_TABLE_KEYS = {"subjects": {"file", "columns", "sep"}, "events": {"file", "columns", "order", "sep"}}
+_TABLE_KEYS = {"subjects": {"file", "columns", "sep"}, "events": {"file", "columns", "order", "sep", "time"}}
 
 
 @dataclass(frozen=True)
@@ -55,18 +66,36 @@ class SequentialSpec:
 
     name: str
     key: str
-    subjects_file: str
+    subjects_file: str | None
     events_file: str
-    subject_schema: Schema
+    #: None: sequences without subject attributes (the subject table is the key alone)
+    subject_schema: Schema | None
     event_schema: Schema
+    #: the order columns; () = `order: row` (each key's events in file row order)
     order: tuple[str, ...]
     n_events_privacy: int
     subjects_sep: str | None = None
     events_sep: str | None = None
+    #: datetime event columns and their format (None: ISO 8601), held as days since 1970-01-01
+    datetimes: tuple[tuple[str, str | None], ...] = ()
+    #: the column whose inter-event gaps are measured and whose order S must keep (None: no time column)
+    time: str | None = None
+
+    @property
+    def has_subjects(self) -> bool:
+        return self.subject_schema is not None
+
+    @property
+    def order_by_row(self) -> bool:
+        return not self.order
+
+    @property
+    def order_label(self) -> str:
+        return ROW_ORDER if self.order_by_row else str(list(self.order))
 
     @property
     def subject_columns(self) -> list[str]:
-        return self.subject_schema.names
+        return self.subject_schema.names if self.subject_schema is not None else []
 
     @property
     def event_columns(self) -> list[str]:
@@ -102,7 +131,7 @@ def parse_spec(name: str, cfg: dict) -> SequentialSpec:
     unknown = sorted(set(block) - _BLOCK_KEYS)
     if unknown:
         raise ValueError(f"{where}: unknown key(s) {unknown} in `sequential` (known: {sorted(_BLOCK_KEYS)})")
-    for k in sorted(_BLOCK_KEYS):
+    for k in sorted(_REQUIRED_KEYS):
         if k not in block:
             raise ValueError(f"{where}: `sequential.{k}` is missing")
     key, m = block["key"], block["n_events_privacy"]
@@ -110,11 +139,14 @@ def parse_spec(name: str, cfg: dict) -> SequentialSpec:
         raise ValueError(f"{where}: `sequential.key` must be a column name, got {key!r}")
     if isinstance(m, bool) or not isinstance(m, int) or m < 1:
         raise ValueError(f"{where}: `sequential.n_events_privacy` must be a positive integer, got {m!r}")
-    tables = {}
-    for part in ("subjects", "events"):
+    tables: dict = {"subjects": None}
+    datetimes: list[tuple[str, str | None]] = []
+    parts = ("subjects", "events") if block.get("subjects") is not None else ("events",)
+    for part in parts:
         t = block[part]
         if not isinstance(t, dict):
-            raise ValueError(f"{where}: `sequential.{part}` must be a mapping")  # noqa: TRY004 (config contract)
+            raise ValueError(f"{where}: `sequential.{part}` must be a mapping"  # noqa: TRY004 (config contract)
+                             + (" (leave it out for sequences without subject attributes)" if part == "subjects" else ""))
         unknown = sorted(set(t) - _TABLE_KEYS[part])
         if unknown:
             raise ValueError(f"{where}: unknown key(s) {unknown} in `sequential.{part}`")
@@ -122,26 +154,57 @@ def parse_spec(name: str, cfg: dict) -> SequentialSpec:
             raise ValueError(f"{where}: `sequential.{part}.file` must be a file name")
         cols = t.get("columns")
         if not isinstance(cols, dict) or not cols:
-            raise ValueError(f"{where}: `sequential.{part}.columns` must map at least one column to its kind")
+            raise ValueError(f"{where}: `sequential.{part}.columns` must map at least one column to its kind"
+                             + (" (sequences without subject attributes: leave the `subjects` block out)"
+                                if part == "subjects" else ""))
         if key in cols:
             raise ValueError(f"{where}: `sequential.{part}.columns` lists the key {key!r}; it is declared once, "
                              "as `sequential.key`")
+        mapping = {}
+        for c, v in cols.items():
+            if isinstance(v, dict) and v.get("kind") == "datetime":
+                if part != "events":
+                    raise ValueError(f"{where}: `sequential.subjects.columns.{c}`: datetime columns are event columns")
+                extra = sorted(set(v) - {"kind", "format"})
+                if extra:
+                    raise ValueError(f"{where}: `sequential.events.columns.{c}`: unknown key(s) {extra} "
+                                     "(a datetime column takes `kind: datetime` and an optional `format`)")
+                fmt = v.get("format")
+                if fmt is not None and (not isinstance(fmt, str) or not fmt):
+                    raise ValueError(f"{where}: `sequential.events.columns.{c}.format` must be a strftime format")
+                datetimes.append((str(c), fmt))
+                v = {"kind": "numeric", "dtype": "float"}  # held as days since 1970-01-01
+            elif isinstance(v, dict) and "format" in v:
+                raise ValueError(f"{where}: `sequential.{part}.columns.{c}.format` applies to `kind: datetime` only")
+            mapping[str(c)] = v
         try:
-            tables[part] = Schema.from_mapping(f"{name}:{part}", {str(c): v for c, v in cols.items()})
+            tables[part] = Schema.from_mapping(f"{name}:{part}", mapping)
         except SchemaError as exc:
             raise ValueError(f"{where}: `sequential.{part}.columns`: {exc}") from exc
     order = block["events"].get("order")
-    if not isinstance(order, list) or not order or not all(isinstance(c, str) for c in order):
-        raise ValueError(f"{where}: `sequential.events.order` must be a non-empty list of column names")
+    if order == ROW_ORDER:
+        order = []
+    elif not isinstance(order, list) or not order or not all(isinstance(c, str) for c in order):
+        raise ValueError(f"{where}: `sequential.events.order` must be `row` (each key's events in file row order) "
+                         f"or a non-empty list of column names, got {order!r}")
     bad = [c for c in order if c not in tables["events"].names]
     if bad:
         raise ValueError(f"{where}: `sequential.events.order` names {bad}, which `sequential.events.columns` "
                          "does not declare")
-    both = sorted(set(tables["subjects"].names) & set(tables["events"].names))
+    subject_names = tables["subjects"].names if tables["subjects"] is not None else []
+    both = sorted(set(subject_names) & set(tables["events"].names))
     if both:
         raise ValueError(f"{where}: column(s) {both} are declared both as subject and as event columns")
-    return SequentialSpec(name, key, block["subjects"]["file"], block["events"]["file"], tables["subjects"],
-                          tables["events"], tuple(order), m, block["subjects"].get("sep"), block["events"].get("sep"))
+    dt_names = [c for c, _ in datetimes]
+    time = block["events"].get("time")
+    if time is not None and (not isinstance(time, str) or time not in tables["events"].names):
+        raise ValueError(f"{where}: `sequential.events.time` must name a declared event column, got {time!r}")
+    if time is None and order and order[0] in dt_names:
+        time = order[0]
+    subjects = block.get("subjects") or {}
+    return SequentialSpec(name, key, subjects.get("file"), block["events"]["file"], tables["subjects"],
+                          tables["events"], tuple(order), m, subjects.get("sep"), block["events"].get("sep"),
+                          tuple(datetimes), time)
 
 
 def sequential_spec(name: str) -> SequentialSpec:
@@ -165,11 +228,13 @@ def load_sequential(name: str) -> SequentialData:
     return data
 
 
-def load_tables(spec: SequentialSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The raw subject and event tables of a spec's files (one read when both are the same file); the key
-    column as text, as written (only an empty field is missing)."""
+def load_tables(spec: SequentialSpec) -> tuple[pd.DataFrame | None, pd.DataFrame]:
+    """The raw subject and event tables of a spec's files (one read when both are the same file; no
+    subject table without a `subjects` block); the key column as text, as written (only an empty field
+    is missing)."""
     raw = {}
-    for file, sep in ((spec.subjects_file, spec.subjects_sep), (spec.events_file, spec.events_sep)):
+    files = ((spec.subjects_file, spec.subjects_sep),) if spec.has_subjects else ()
+    for file, sep in (*files, (spec.events_file, spec.events_sep)):
         if file not in raw:
             path = resolve(file)
             if not path.exists():
@@ -180,29 +245,11 @@ def load_tables(spec: SequentialSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
                     keys = pd.read_csv(path, sep=sep or ",", usecols=[spec.key], dtype=str, keep_default_na=False)
                     frame[spec.key] = keys[spec.key].mask(keys[spec.key] == "")
             except UnicodeDecodeError as exc:
-                raise ValueError(_not_utf8(path, sep or ",", exc)) from None
+                from holdbench.benchmark.data.sequential_values import not_utf8
+
+                raise ValueError(not_utf8(path, sep or ",", exc)) from None
             raw[file] = frame
-    return raw[spec.subjects_file], raw[spec.events_file]
-
-
-def _not_utf8(path: Path, sep: str, exc: UnicodeDecodeError) -> str:
-    """Where the first byte that is not UTF-8 sits in a CSV file: its line and column (by the header)."""
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    with opener(path, "rb") as fh:
-        header: list[str] = []
-        for number, line in enumerate(fh, start=1):
-            try:
-                text = line.decode("utf-8")
-            except UnicodeDecodeError as bad:
-                fields = next(csv.reader([line.decode("utf-8", errors="replace")], delimiter=sep), [])
-                at = next((i for i, f in enumerate(fields) if "\ufffd" in f), None)
-                column = (f", column {header[at]!r}" if at is not None and at < len(header)
-                          else f", field {at + 1}" if at is not None else "")
-                return (f"{path}: line {number}{column}: byte {line[bad.start:bad.start + 1]!r} is not UTF-8 text; "
-                        "save the file as UTF-8")
-            if number == 1:
-                header = next(csv.reader([text], delimiter=sep), [])
-    return f"{path}: not UTF-8 text ({exc}); save the file as UTF-8"
+    return (raw[spec.subjects_file] if spec.has_subjects else None), raw[spec.events_file]
 
 
 def _unify_keys(subjects: pd.Series, events: pd.Series) -> tuple[pd.Series, pd.Series]:
@@ -231,11 +278,19 @@ def _key_text(keys: pd.Series) -> pd.Series:
     return keys.map(lambda v: v if isinstance(v, str) else str(v), na_action="ignore")
 
 
-def from_frames(spec: SequentialSpec, subjects: pd.DataFrame, events: pd.DataFrame) -> SequentialData:
+def from_frames(spec: SequentialSpec, subjects: pd.DataFrame | None, events: pd.DataFrame) -> SequentialData:
     """Validate raw subject and event tables against the spec and return them canonical: declared
-    columns only (key first), declared dtypes, events sorted by key then order. When both come from
-    the same file, the subject table is the first row of each key (its columns must be constant)."""
-    sfile, efile, key = spec.subjects_file, spec.events_file, spec.key
+    columns only (key first), declared dtypes (datetime columns parsed to days since 1970-01-01),
+    events sorted by key then order (`order: row`: by key only, stable, so each key's events keep their
+    file row order). When both come from the same file, the subject table is the first row of each key
+    (its columns must be constant); without subject attributes it is each key once, in order of first
+    appearance."""
+    from holdbench.benchmark.data.sequential_values import parse_datetimes
+
+    efile, key = spec.events_file, spec.key
+    sfile = spec.subjects_file if spec.has_subjects else efile
+    if not spec.has_subjects:
+        subjects = events
     _require(subjects, [key, *spec.subject_columns], sfile)
     _require(events, [key, *spec.event_columns], efile)
     for frame, file in ((subjects, sfile), (events, efile)):
@@ -256,19 +311,23 @@ def from_frames(spec: SequentialSpec, subjects: pd.DataFrame, events: pd.DataFra
     if orphans.any():
         raise ValueError(f"{efile}: column {key!r}: {int(orphans.sum())} event row(s) have a key with no subject "
                          f"in {sfile}, e.g. {events.loc[orphans, key].astype(str).unique()[:3].tolist()}")
+    events = parse_datetimes(events, spec, efile)
     order = list(spec.order)
     for c in order:
         if events[c].isna().any():
             raise ValueError(f"{efile}: order column {c!r} has {int(events[c].isna().sum())} missing value(s)")
-    ties = events.duplicated([key, *order], keep=False)
+    ties = events.duplicated([key, *order], keep=False) if order else pd.Series(False, index=events.index)
     if ties.any():
         ex = events.loc[ties, [key, *order]].head(2).to_dict("records")
         raise ValueError(f"{efile}: ties in the order: {int(ties.sum())} event rows share their key {key!r} and "
-                         f"order column(s) {order} with another row, e.g. {ex}")
-    subject_attrs = spec.subject_schema.coerce(subjects[spec.subject_columns], sfile)
+                         f"order column(s) {order} with another row, e.g. {ex}; order by more columns, or by "
+                         "`order: row` when the file's row order is the events' order")
+    parts = [subjects[[key]].reset_index(drop=True)]
+    if spec.has_subjects:
+        parts.append(spec.subject_schema.coerce(subjects[spec.subject_columns], sfile))
+    subj = pd.concat(parts, axis=1)
     event_cols = spec.event_schema.coerce(events[spec.event_columns], efile)
-    subj = pd.concat([subjects[[key]].reset_index(drop=True), subject_attrs], axis=1)
-    ev = pd.concat([events[[key]].reset_index(drop=True), event_cols], axis=1)
+    ev = pd.concat([events[[key]].reset_index(drop=True), event_cols.reset_index(drop=True)], axis=1)
     ev = ev.sort_values([key, *order], kind="mergesort").reset_index(drop=True)
     return SequentialData(spec, subj, ev)
 
@@ -327,23 +386,31 @@ def check_synthetic(spec: SequentialSpec, subjects: pd.DataFrame, events: pd.Dat
 
 def spec_to_dict(spec: SequentialSpec) -> dict:
     """The spec as JSON (the `sequential` entry of a split's schema.json)."""
-    return {"name": spec.name, "key": spec.key, "order": list(spec.order), "n_events_privacy": spec.n_events_privacy,
-            "subjects": {"file": spec.subjects_file, "sep": spec.subjects_sep, "schema": spec.subject_schema.to_dict()},
-            "events": {"file": spec.events_file, "sep": spec.events_sep, "schema": spec.event_schema.to_dict()}}
+    return {"name": spec.name, "key": spec.key, "order": list(spec.order) if spec.order else ROW_ORDER,
+            "n_events_privacy": spec.n_events_privacy,
+            "subjects": (None if not spec.has_subjects else
+                         {"file": spec.subjects_file, "sep": spec.subjects_sep, "schema": spec.subject_schema.to_dict()}),
+            "events": {"file": spec.events_file, "sep": spec.events_sep, "schema": spec.event_schema.to_dict(),
+                       "datetimes": [list(d) for d in spec.datetimes], "time": spec.time}}
 
 
 def spec_from_dict(d: dict) -> SequentialSpec:
     """The spec spec_to_dict wrote."""
-    return SequentialSpec(d["name"], d["key"], d["subjects"]["file"], d["events"]["file"],
-                          Schema.from_dict(d["subjects"]["schema"]), Schema.from_dict(d["events"]["schema"]),
-                          tuple(d["order"]), int(d["n_events_privacy"]), d["subjects"]["sep"], d["events"]["sep"])
+    subjects, events = d.get("subjects"), d["events"]
+    order = () if d["order"] == ROW_ORDER else tuple(d["order"])
+    return SequentialSpec(d["name"], d["key"], subjects["file"] if subjects else None, events["file"],
+                          Schema.from_dict(subjects["schema"]) if subjects else None, Schema.from_dict(events["schema"]),
+                          order, int(d["n_events_privacy"]), subjects["sep"] if subjects else None, events["sep"],
+                          tuple((c, f) for c, f in events.get("datetimes", [])), events.get("time"))
 
 
 def metric_layout(spec: SequentialSpec):
     """The metrics' view of a dataset (holdbench.metrics.sequential.SequentialLayout)."""
     from holdbench.metrics.sequential import SequentialLayout
 
-    return SequentialLayout(spec.key, spec.subject_schema.kinds, spec.event_schema.kinds, spec.n_events_privacy)
+    return SequentialLayout(spec.key, spec.subject_schema.kinds if spec.has_subjects else {}, spec.event_schema.kinds,
+                            spec.n_events_privacy, order=tuple(spec.order), time=spec.time,
+                            datetimes=tuple(c for c, _ in spec.datetimes))
 
 
 def synthesizer_context(spec: SequentialSpec, seed: int, holdout: tuple[pd.DataFrame, pd.DataFrame] | None = None):
@@ -354,46 +421,27 @@ def synthesizer_context(spec: SequentialSpec, seed: int, holdout: tuple[pd.DataF
                              order=tuple(spec.order))
 
 
-def read_pair(spec: SequentialSpec, subjects_file: str | Path, events_file: str | Path) -> SequentialData:
-    """A real pair (T or H) from two files (.csv, .csv.gz, .parquet), checked as the dataset's own files
-    are (from_frames: every error names the file and the column)."""
-    from holdbench.contracts.io import read_table
-
-    frames = []
-    for file in (subjects_file, events_file):
-        if not Path(file).is_file():
-            raise FileNotFoundError(f"{file} does not exist")
-        frames.append(read_table(str(file)))
-    return from_frames(replace(spec, subjects_file=str(subjects_file), events_file=str(events_file)), *frames)
-
-
 def check_synthetic_pair(spec: SequentialSpec, subjects: pd.DataFrame, events: pd.DataFrame, source: str,
                          n_subjects: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """S as the metrics read it: check_synthetic's checks (columns, unique key, no orphan events),
-    then the declared dtypes (a value that is not of its column's type names the column). The event
-    order is S's row order (its order columns are values like any other; ties are allowed). With
-    n_subjects, S must have exactly that many subjects."""
+    then the declared dtypes (a value that is not of its column's type names the column; a datetime
+    column's text parsed, its numbers read as days since 1970-01-01). The event order is S's row order,
+    never re-sorted (its order columns are values like any other; ties are allowed, and events out of
+    order are reported by the metrics). With n_subjects, S must have exactly that many subjects."""
+    from holdbench.benchmark.data.sequential_values import parse_datetimes
+
     check_synthetic(spec, subjects, events, source)
     if n_subjects is not None and len(subjects) != n_subjects:
         raise ValueError(f"{source} (subjects table): {len(subjects):,} subjects, expected {n_subjects:,}")
     try:
-        subj = pd.concat([subjects[[spec.key]].reset_index(drop=True),
-                          spec.subject_schema.coerce(subjects[spec.subject_columns], f"{source} (subjects table)")],
-                         axis=1)
+        parts = [subjects[[spec.key]].reset_index(drop=True)]
+        if spec.has_subjects:
+            parts.append(spec.subject_schema.coerce(subjects[spec.subject_columns], f"{source} (subjects table)"))
+        subj = pd.concat(parts, axis=1)
+        events = parse_datetimes(events, spec, f"{source} (events table)", numbers_are_days=True)
         ev = pd.concat([events[[spec.key]].reset_index(drop=True),
-                        spec.event_schema.coerce(events[spec.event_columns], f"{source} (events table)")], axis=1)
+                        spec.event_schema.coerce(events[spec.event_columns], f"{source} (events table)")
+                        .reset_index(drop=True)], axis=1)
     except SchemaError as exc:
         raise ValueError(str(exc)) from None
     return subj, ev
-
-
-def read_synthetic_pair(spec: SequentialSpec, subjects_file: str | Path, events_file: str | Path
-                        ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A synthetic pair from two files, checked (check_synthetic_pair)."""
-    from holdbench.contracts.io import read_table
-
-    for file in (subjects_file, events_file):
-        if not Path(file).is_file():
-            raise FileNotFoundError(f"{file} does not exist")
-    return check_synthetic_pair(spec, read_table(str(subjects_file)), read_table(str(events_file)),
-                                f"synthetic data {subjects_file} + {events_file}")
