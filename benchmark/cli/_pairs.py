@@ -1,6 +1,11 @@
-"""Sequential (subject + event) inputs of `holdbench evaluate` and `holdbench check`: T, H and S each as
-a pair of files (subjects, events), read and checked against a sequential dataset's config (--dataset)
-before any metric runs; every problem names the file and the column."""
+"""Sequential inputs of `holdbench evaluate`, `check` and `report`: T, H and S each as a pair of files
+(subjects, events) checked against a sequential dataset's config (--dataset), or, for sequences without
+subject attributes, as one event file each (--train-events, --holdout-events, --synthetic-events) with
+--key and --order (`row` or columns; no config needed, kinds from T's dtypes) or a no-context --dataset.
+Everything is read and checked before any metric runs; every problem names the file and the column.
+
+Every subcommand gets the options from `add_pair_arguments` and the data from `read_pairs` /
+`evaluate_pairs`; `pair_record` and `pair_header` give what the output names."""
 
 from __future__ import annotations
 
@@ -12,12 +17,47 @@ _WHAT = {"train": "training", "holdout": "holdout", "synthetic": "synthetic"}
 
 
 def add_pair_arguments(p: argparse.ArgumentParser) -> None:
-    """--train-subjects, --train-events, --holdout-subjects, ... (the sequential inputs)."""
+    """--train-subjects, --train-events, --holdout-subjects, ... (the sequential inputs), and --key,
+    --order, --datetime, --n-events-privacy for event files without subject attributes."""
     for role in ROLES:
         for part in PARTS:
             p.add_argument(f"--{role}-{part}", metavar="FILE",
                            help=f"sequential data: the {_WHAT[role]} {part} table (.csv, .csv.gz, .parquet; "
-                                "with --dataset naming a sequential dataset config)")
+                                "with --dataset naming a sequential dataset config"
+                                + (", or alone with --key and --order: sequences without subject attributes)"
+                                   if part == "events" else ")"))
+    p.add_argument("--key", help="event files without subject attributes: the column naming each sequence")
+    p.add_argument("--order", nargs="+", metavar="row|COLUMN",
+                   help="event files without subject attributes: `row` (each key's events in file row order) or the "
+                        "column(s) ordering them (a datetime column: its inter-event gaps are measured too)")
+    p.add_argument("--datetime", action="append", default=[], metavar="COLUMN[=FORMAT]",
+                   help="event files without subject attributes: read COLUMN as datetimes (strftime FORMAT; default ISO "
+                        "8601; text columns holding only ISO dates are read so anyway) (repeatable)")
+    p.add_argument("--n-events-privacy", type=int, default=3, metavar="M",
+                   help="event files without subject attributes: the first M events enter the subject vector "
+                        "(default 3)")
+
+
+def events_only(args: argparse.Namespace) -> bool:
+    """True for the no-context form: event files and no subject file."""
+    return (any(getattr(args, f"{r}_events", None) for r in ROLES)
+            and not any(getattr(args, f"{r}_subjects", None) for r in ROLES))
+
+
+def pair_record(args: argparse.Namespace, holdout_row: bool = False) -> dict:
+    """The input files as the output records them ({train_subjects: file or None, ...})."""
+    return {f"{r}_{p}": (None if holdout_row and r == "synthetic" else getattr(args, f"{r}_{p}", None))
+            for r in ROLES for p in PARTS}
+
+
+def pair_header(spec, out: dict) -> str:
+    """The output's first line: the data's form, key and order, and the subject counts."""
+    form = "subject + event pairs" if spec.has_subjects else "sequences without subject attributes"
+    dt = f", datetimes {[c for c, _ in spec.datetimes]}" if spec.datetimes else ""
+    tm = f", time {spec.time!r}" if spec.time else ""
+    return (f"sequential data, {form} ({spec.name}: key {spec.key!r}, order {spec.order_label}{dt}{tm}): "
+            f"T {out.get('n_subjects_train') or 0:,} subjects, H {out.get('n_subjects_holdout') or 0:,}, "
+            f"S {out.get('n_subjects_synthetic') or 0:,}")
 
 
 def option(role: str, part: str) -> str:
@@ -30,42 +70,82 @@ def pair_mode(args: argparse.Namespace) -> bool:
 
 
 def check_pair_args(args: argparse.Namespace, flat_options: tuple[str, ...], holdout_row: bool = False) -> None:
-    """Every pair option the mode needs, none of the flat table options, and a sequential --dataset."""
+    """Every pair option the mode needs, none of the flat table options, and a sequential --dataset (or,
+    for event files alone, --key and --order)."""
     given = [f"--{o.replace('_', '-')}" for o in flat_options if getattr(args, o, None)]
     if given:
         raise ValueError(f"{', '.join(given)} take flat tables; sequential data is given as pairs "
-                         "(--train-subjects/--train-events, ...): use one or the other")
+                         "(--train-subjects/--train-events, ...) or as event files (--train-events, ...): use one "
+                         "or the other")
     roles = ROLES[:2] if holdout_row else ROLES
-    missing = [option(r, p) for r in roles for p in PARTS if not getattr(args, f"{r}_{p}", None)]
+    parts = ("events",) if events_only(args) else PARTS
+    missing = [option(r, p) for r in roles for p in parts if not getattr(args, f"{r}_{p}", None)]
     if missing:
         only_s = all(m.startswith("--synthetic") for m in missing)
         raise ValueError(f"sequential data needs {', '.join(missing)}" + (" (or --holdout-row)" if only_s else ""))
     if holdout_row and (args.synthetic_subjects or args.synthetic_events):
         raise ValueError("--holdout-row evaluates S = H: give no --synthetic-subjects/--synthetic-events")
-    if not args.dataset:
+    no_context = bool(getattr(args, "key", None) or getattr(args, "order", None) or getattr(args, "datetime", None))
+    if not events_only(args):
+        if no_context:
+            raise ValueError("--key, --order and --datetime describe event files without subject attributes; "
+                             "subject + event pairs take them from --dataset")
+    elif args.dataset and no_context:
+        raise ValueError("--dataset names the key, the order and the kinds; give it or --key/--order, not both")
+    elif not args.dataset and not (getattr(args, "key", None) and getattr(args, "order", None)):
+        raise ValueError("event files without subject attributes need --key (the column naming each sequence) and "
+                         "--order (`row`: each key's events in file row order, or the column(s) ordering them), "
+                         "or --dataset naming a sequential dataset config without a `subjects` block")
+    if not args.dataset and not events_only(args):
         raise ValueError("sequential data needs --dataset: the sequential dataset config (conf/dataset/<name>.yaml, "
                          "`source: sequential`) that names the key, the order and every column's kind")
 
 
 def pair_files(args: argparse.Namespace, holdout_row: bool = False) -> list[str]:
     roles = ROLES[:2] if holdout_row else ROLES
-    return [getattr(args, f"{r}_{p}") for r in roles for p in PARTS]
+    parts = ("events",) if events_only(args) else PARTS
+    return [getattr(args, f"{r}_{p}") for r in roles for p in parts]
+
+
+def _datetimes(values: list[str]) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for v in values:
+        column, _, fmt = v.partition("=")
+        if not column:
+            raise ValueError(f"--datetime {v!r}: name a column (COLUMN or COLUMN=FORMAT)")
+        out[column] = fmt or None
+    return out
 
 
 def read_pairs(args: argparse.Namespace, holdout_row: bool = False):
     """(spec, T, H, S or None) from the pair options: T and H checked as a dataset's own files are
-    (key, orphans, order columns, ties), S as a synthetic pair (its columns are T's, its key unique)."""
+    (key, orphans, order columns, ties, datetimes), S as a synthetic pair (its columns are T's, its key
+    unique, its row order kept). Event files alone: a no-context spec from --key/--order and T's dtypes
+    (holdbench.benchmark.data.sequential_files.events_spec) or from a no-context --dataset."""
     from holdbench.benchmark.config import ConfigError
+    from holdbench.benchmark.data.sequential import sequential_spec
+    from holdbench.benchmark.data.sequential_files import events_spec, read_pair, read_synthetic_pair
     from holdbench.benchmark.data.tables import dataset_config
-    from holdbench.benchmark.data.sequential import read_pair, read_synthetic_pair, sequential_spec
 
-    if dataset_config(args.dataset)["source"] != "sequential":
-        raise ConfigError(f"--dataset {args.dataset!r} is not a sequential dataset (`source: sequential`); "
-                          "flat tables go through --train, --holdout and --synthetic")
-    spec = sequential_spec(args.dataset)
-    train, holdout = (read_pair(spec, getattr(args, f"{r}_subjects"), getattr(args, f"{r}_events"))
-                      for r in ("train", "holdout"))
-    synthetic = None if holdout_row else read_synthetic_pair(spec, args.synthetic_subjects, args.synthetic_events)
+    no_context = events_only(args)
+    if args.dataset:
+        if dataset_config(args.dataset)["source"] != "sequential":
+            raise ConfigError(f"--dataset {args.dataset!r} is not a sequential dataset (`source: sequential`); "
+                              "flat tables go through --train, --holdout and --synthetic")
+        spec = sequential_spec(args.dataset)
+        if no_context and spec.has_subjects:
+            raise ValueError(f"--dataset {args.dataset!r} has subject attributes: give its subject files too "
+                             "(--train-subjects, --holdout-subjects, --synthetic-subjects)")
+        if not no_context and not spec.has_subjects:
+            raise ValueError(f"--dataset {args.dataset!r} has no subject attributes: give event files only")
+    else:
+        if args.n_events_privacy < 1:
+            raise ValueError(f"--n-events-privacy must be a positive integer, got {args.n_events_privacy}")
+        spec = events_spec(args.train_events, args.key, list(args.order), args.n_events_privacy,
+                           _datetimes(args.datetime))
+    subjects = {r: (None if no_context else getattr(args, f"{r}_subjects")) for r in ROLES}
+    train, holdout = (read_pair(spec, subjects[r], getattr(args, f"{r}_events")) for r in ("train", "holdout"))
+    synthetic = None if holdout_row else read_synthetic_pair(spec, subjects["synthetic"], args.synthetic_events)
     return spec, (train.subjects, train.events), (holdout.subjects, holdout.events), synthetic
 
 

@@ -19,7 +19,9 @@ from holdbench.benchmark.cli._pairs import (
     check_pair_args,
     evaluate_pairs,
     pair_files,
+    pair_header,
     pair_mode,
+    pair_record,
 )
 from holdbench.contracts.io import read_table, write_json
 
@@ -160,12 +162,9 @@ def _run_pairs(args: argparse.Namespace) -> int:
     cfg, families = _metrics_config(args)
     spec, res = evaluate_pairs(args, families, cfg, args.holdout_row, announce=_announce)
     out = res.to_dict()
-    out.update({f"{r}_{p}": f for (r, p), f in zip(((r, p) for r in ("train", "holdout", "synthetic")
-                                                      for p in ("subjects", "events")), files + [None, None])})
+    out.update(pair_record(args, args.holdout_row))
     out["dataset"] = args.dataset
-    print(f"sequential data ({spec.name}: key {spec.key!r}, order {list(spec.order)}): "
-          f"T {out.get('n_subjects_train') or 0:,} subjects, H {out.get('n_subjects_holdout') or 0:,}, "
-          f"S {out.get('n_subjects_synthetic') or 0:,}")
+    print(pair_header(spec, out))
     print(summary(out, [spec for f in families for spec in _specs(f)]))
     if args.out:
         write_json(args.out, out)
