@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install holdbench and everything it needs on a fresh Debian machine (idempotent).
 #   bash .ci/install.sh                  R (base, rpart) for the rpy2 bridge, Chromium for the MLflow UI
-#                                        test, CPU torch, holdbench, the plug-in venvs (anonymeter,
+#                                        and report browser tests (Playwright drives it; no browser download), CPU torch, holdbench, the plug-in venvs (anonymeter,
 #                                        the DP and forest generators); and R's synthpop, built offline
 #                                        from ../shared/r-packages/ when that folder is there
 #   bash .ci/install.sh --synthpop-from DIR
