@@ -115,7 +115,8 @@ def coherence_parts(train: tuple[np.ndarray, pd.DataFrame], others: Sequence[tup
     """Per event column, mostlyai-qa's two further coherence parts against T, for each of `others`:
     `distinct_<i>`: TVD of the distribution over sequences of the number of distinct bins a sequence's
     events take (binned as COUNT_BINS); `category_<i>`: TVD of the number of sequences holding each of T's
-    TOP_CATEGORIES bins (by that number) and "(other)", each count over their sum. (owner, events) pairs;
+    TOP_CATEGORIES bins (by that number) and "(other)" (the sequences holding any other bin, each once),
+    each count over their sum. (owner, events) pairs;
     only sequences with events count."""
     rows = []
     for col, kind in kinds.items():
@@ -123,10 +124,13 @@ def coherence_parts(train: tuple[np.ndarray, pd.DataFrame], others: Sequence[tup
         pairs = [_sequence_codes(o, bins.codes(ev[col]), bins.n) for o, ev in (train, *others)]
         distinct = [np.unique(p // bins.n, return_counts=True)[1] for p in pairs]
         hist = _count_bins(distinct[0], distinct[1:])
-        per_code = [np.bincount(p % bins.n, minlength=bins.n) for p in pairs]
-        top = np.argsort(-per_code[0], kind="stable")[:TOP_CATEGORIES]
-        rest = np.setdiff1d(np.arange(bins.n), top)
-        pooled = [np.append(c[top], c[rest].sum()) for c in per_code]
+        per_code = np.bincount(pairs[0] % bins.n, minlength=bins.n)
+        top = np.argsort(-per_code, kind="stable")[:TOP_CATEGORIES]
+        to_pooled = np.full(bins.n, len(top), dtype=np.int64)  # every other bin is "(other)"
+        to_pooled[top] = np.arange(len(top))
+        # a sequence holding several "(other)" bins counts once there, as in mostlyai-qa
+        pooled = [np.bincount(np.unique((p // bins.n) * (len(top) + 1) + to_pooled[p % bins.n]) % (len(top) + 1),
+                              minlength=len(top) + 1) for p in pairs]
         row = {"column": col}
         for i in range(len(others)):
             row[f"distinct_{i}"] = tvd(hist[0], hist[i + 1])
