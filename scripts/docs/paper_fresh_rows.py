@@ -36,9 +36,9 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from holdbench.benchmark.outputs.compare import METRICS, TIMES, _spearman  # noqa: E402
-from holdbench.benchmark.outputs.leaderboard import _fmt, aggregate, provenance  # noqa: E402
-from holdbench.benchmark.outputs.results import load_results  # noqa: E402
+from holdbench.benchmark.outputs.compare import METRICS, TIMES, _spearman
+from holdbench.benchmark.outputs.leaderboard import _fmt, aggregate, provenance
+from holdbench.benchmark.outputs.results import load_results
 
 PUBLISHED_SUFFIX = ", published"
 FRESH_FILE, SPEARMAN_FILE, BOARD_FILE = "fresh_rows.csv", "spearman.csv", "leaderboard.csv"
