@@ -1,0 +1,118 @@
+"""Empirical lower bound on ε from a membership test's counts (docs/definitions/attacks.md, audit section).
+
+A mechanism M is (ε, δ)-DP when, for any neighbouring datasets D, D' and any test (a decision "member"
+made from M's output), TPR ≤ e^ε · FPR + δ and, the same read on the other side, TNR ≤ e^ε · FNR + δ
+(Kairouz et al. 2015; used for auditing by Jagielski, Ullman & Oprea 2020 and Nasr et al. 2021/2023).
+So any test with true-positive rate TPR and false-positive rate FPR proves
+
+    ε ≥ max( log((TPR − δ) / FPR),  log((1 − FPR − δ) / (1 − TPR)) ).
+
+Measured rates are estimates: the bound uses the one-sided Clopper–Pearson lower limit of TPR and the
+upper limit of FPR (for the second form: the lower limit of TNR = 1 − FPR and the upper limit of
+FNR = 1 − TPR), each at level α/2, so the bound holds with probability at least 1 − α (a union bound
+over the two proportions). Clopper–Pearson is exact (never below its nominal coverage), which is
+what a bound that accuses an implementation needs. A bound below 0 says nothing and is reported as 0.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import beta
+
+
+def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
+    """One-sided Clopper–Pearson limits of a binomial proportion k/n, each at level `alpha`:
+    (lower, upper) with P(p < lower) ≤ alpha and P(p > upper) ≤ alpha."""
+    _check_counts(k, n)
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    lo = 0.0 if k == 0 else float(beta.ppf(alpha, k, n - k + 1))
+    hi = 1.0 if k == n else float(beta.ppf(1 - alpha, k + 1, n - k))
+    return lo, hi
+
+
+def _check_counts(k, n) -> None:
+    for name, v in (("count", k), ("trials", n)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise ValueError(f"{name} must be an integer, got {v!r}")  # noqa: TRY004 (one error type)
+    if n < 1 or not 0 <= k <= n:
+        raise ValueError(f"need 0 <= count <= trials and trials >= 1, got count {k}, trials {n}")
+
+
+@dataclass(frozen=True)
+class EpsilonBound:
+    """ε lower bound of one test at one threshold, with the counts it comes from."""
+
+    epsilon: float
+    """max of the two forms, floored at 0"""
+    tp: int
+    fn: int
+    fp: int
+    tn: int
+    tpr_low: float
+    fpr_high: float
+    confidence: float
+    delta: float
+
+
+def epsilon_lower_bound(tp: int, fn: int, fp: int, tn: int, confidence: float = 0.95,
+                        delta: float = 0.0) -> EpsilonBound:
+    """The ε lower bound (module doc) from a test's counts on members (tp + fn) and non-members (fp + tn),
+    holding with probability ≥ `confidence`."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if not 0 <= delta < 1:
+        raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+    a = (1 - confidence) / 2
+    tpr_lo, _ = clopper_pearson(tp, tp + fn, a)
+    _, fpr_hi = clopper_pearson(fp, fp + tn, a)
+    forms = [_log_ratio(tpr_lo - delta, fpr_hi), _log_ratio((1 - fpr_hi) - delta, 1 - tpr_lo)]
+    return EpsilonBound(max(0.0, *forms), tp, fn, fp, tn, tpr_lo, fpr_hi, confidence, delta)
+
+
+def _log_ratio(num: float, den: float) -> float:
+    if num <= 0:
+        return 0.0
+    if den <= 0:
+        return math.inf
+    return math.log(num / den)
+
+
+def _epsilons(tp: np.ndarray, fn: np.ndarray, fp: np.ndarray, tn: np.ndarray, confidence: float,
+              delta: float) -> np.ndarray:
+    """epsilon_lower_bound(...).epsilon for arrays of counts (the same formulas, vectorised)."""
+    a = (1 - confidence) / 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tpr_lo = np.where(tp == 0, 0.0, beta.ppf(a, tp, fn + 1))
+        fpr_hi = np.where(fp == fp + tn, 1.0, beta.ppf(1 - a, fp + 1, tn))
+        one = np.log(np.where(tpr_lo - delta > 0, (tpr_lo - delta) / fpr_hi, 1.0))
+        two = np.log(np.where(1 - fpr_hi - delta > 0, (1 - fpr_hi - delta) / (1 - tpr_lo), 1.0))
+    return np.maximum(0.0, np.maximum(one, two))
+
+
+def best_threshold(scores: np.ndarray, labels: np.ndarray, confidence: float, delta: float) -> float:
+    """The threshold t (decide "member" when score ≥ t) whose counts on (scores, labels) give the largest ε
+    bound; meant for scores the bound is NOT then computed on (choosing on the counts one reports would
+    make the bound optimistic). Ties go to the highest threshold."""
+    scores, labels = np.asarray(scores, float), np.asarray(labels, bool)
+    if labels.all() or not labels.any():
+        raise ValueError("choosing a threshold needs members and non-members among the scores")
+    cuts = np.unique(scores)[::-1]  # descending: "score >= cut"
+    order = np.sort(scores[labels])
+    tp = len(order) - np.searchsorted(order, cuts, side="left")
+    neg = np.sort(scores[~labels])
+    fp = len(neg) - np.searchsorted(neg, cuts, side="left")
+    eps = _epsilons(tp, labels.sum() - tp, fp, (~labels).sum() - fp, confidence, delta)
+    return float(cuts[int(np.argmax(eps))])
+
+
+def bound_at(scores: np.ndarray, labels: np.ndarray, threshold: float, confidence: float,
+             delta: float) -> EpsilonBound:
+    """The ε lower bound of the test "score ≥ threshold" on (scores, labels)."""
+    scores, labels = np.asarray(scores, float), np.asarray(labels, bool)
+    pred = scores >= threshold
+    return epsilon_lower_bound(int((pred & labels).sum()), int((~pred & labels).sum()),
+                               int((pred & ~labels).sum()), int((~pred & ~labels).sum()), confidence, delta)

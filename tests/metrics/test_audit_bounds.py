@@ -1,0 +1,92 @@
+"""The audit's ε lower bound (holdbench.metrics.audit.bounds) on mechanisms of known ε: randomised response
+on one bit and the Laplace mechanism on a count. The bound approaches ε from below as the trials grow and
+exceeds it no more often than its confidence allows."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from holdbench.metrics.audit.bounds import best_threshold, bound_at, clopper_pearson, epsilon_lower_bound
+
+CONF = 0.95
+
+
+def test_clopper_pearson_closed_forms():
+    # with no successes the upper limit solves (1 - p)^n = alpha; with all of them the lower solves p^n = alpha
+    for n in (1, 7, 50):
+        assert clopper_pearson(0, n, 0.025) == (0.0, pytest.approx(1 - 0.025 ** (1 / n), rel=1e-9))
+        assert clopper_pearson(n, n, 0.025) == (pytest.approx(0.025 ** (1 / n), rel=1e-9), 1.0)
+
+
+def test_perfect_separation_bound_is_the_closed_form():
+    # n of n members called member, 0 of n non-members: TPR_lo = (a)^(1/n), FPR_hi = 1 - a^(1/n), a = 0.025
+    n = 40
+    lo = 0.025 ** (1 / n)
+    b = epsilon_lower_bound(n, 0, 0, n, CONF)
+    assert b.epsilon == pytest.approx(math.log(lo / (1 - lo)), rel=1e-9)
+    assert epsilon_lower_bound(n // 2, n // 2, n // 2, n // 2, CONF).epsilon == 0.0
+
+
+def test_delta_lowers_the_bound():
+    assert epsilon_lower_bound(90, 10, 10, 90, CONF, delta=0.05).epsilon < epsilon_lower_bound(90, 10, 10, 90, CONF).epsilon
+
+
+def _randomised_response(eps: float, n: int, rng: np.random.Generator) -> tuple[int, int, int, int]:
+    """Counts of the test "output is 1" on n members (true bit 1) and n non-members (bit 0) under
+    ε-randomised response: the true bit is kept with probability e^ε / (1 + e^ε)."""
+    keep = math.exp(eps) / (1 + math.exp(eps))
+    tp = int(rng.binomial(n, keep))
+    fp = int(rng.binomial(n, 1 - keep))
+    return tp, n - tp, fp, n - fp
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0, 2.0])
+def test_randomised_response_bound_approaches_epsilon_from_below(eps):
+    rng = np.random.default_rng(7)
+    bounds = [epsilon_lower_bound(*_randomised_response(eps, n, rng), CONF).epsilon for n in (100, 1_000, 100_000)]
+    assert bounds[0] < bounds[1] < bounds[2] < eps
+    assert bounds[2] > 0.95 * eps  # at 10^5 trials a side the bound is within 5% of the true ε
+
+
+def test_randomised_response_bound_exceeds_epsilon_no_more_often_than_allowed():
+    eps, n, reps = 1.0, 200, 400
+    rng = np.random.default_rng(11)
+    over = sum(epsilon_lower_bound(*_randomised_response(eps, n, rng), CONF).epsilon > eps for _ in range(reps))
+    # the bound holds with probability >= 0.95: at most 5% of the experiments exceed eps (plus 3 binomial SDs)
+    assert over / reps <= (1 - CONF) + 3 * math.sqrt(CONF * (1 - CONF) / reps)
+
+
+def test_laplace_count_threshold_chosen_on_other_trials():
+    # count c (non-member) vs c + 1 (member), Laplace noise of scale 1/eps: the best test's likelihood ratio is e^eps
+    eps, c = 1.0, 10.0
+    rng = np.random.default_rng(3)
+    results = []
+    for n in (200, 20_000):
+        def trials(n=n):
+            labels = np.repeat([True, False], n)
+            return c + labels + rng.laplace(0, 1 / eps, 2 * n), labels
+        s_train, y_train = trials()
+        t = best_threshold(s_train, y_train, CONF, 0.0)
+        s_test, y_test = trials()
+        results.append(bound_at(s_test, y_test, t, CONF, 0.0).epsilon)
+    assert 0 < results[0] < results[1] < eps
+    assert results[1] > 0.8 * eps
+
+
+def test_bad_counts_are_refused():
+    with pytest.raises(ValueError, match="count"):
+        clopper_pearson(5, 3, 0.05)
+    with pytest.raises(ValueError, match="confidence"):
+        epsilon_lower_bound(1, 1, 1, 1, confidence=1.0)
+
+
+def test_threshold_search_agrees_with_the_scalar_bound():
+    rng = np.random.default_rng(5)
+    labels = rng.random(60) < 0.5
+    scores = rng.normal(labels * 1.5, 1.0)
+    t = best_threshold(scores, labels, CONF, 0.0)
+    best = max(bound_at(scores, labels, c, CONF, 0.0).epsilon for c in np.unique(scores))
+    assert bound_at(scores, labels, t, CONF, 0.0).epsilon == pytest.approx(best, rel=1e-12)
