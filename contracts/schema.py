@@ -30,6 +30,12 @@ class Column:
     kind: Kind
     dtype: str
     model_kind: Kind
+    levels: tuple | None = None
+    """The levels of a categorical column, declared public (known without looking at T): a DP generator
+    then spends no budget on them (synthesizers/plugins/dp/domain.py)."""
+    bounds: tuple[float, float] | None = None
+    """[lower, upper] of a numeric column, declared public: a DP generator clips to them instead of
+    estimating a range under DP."""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -42,6 +48,23 @@ class Column:
             raise SchemaError(f"column {self.name!r}: dtype must be one of {DTYPES}, got {self.dtype!r}")
         if self.kind == "categorical" and self.dtype != "str":
             raise SchemaError(f"column {self.name!r}: a categorical column must have dtype str")
+        if self.levels is not None:
+            levels = list(self.levels)
+            if self.model_kind != "categorical":
+                raise SchemaError(f"column {self.name!r}: levels are declared for categorical columns only "
+                                  f"(model_kind {self.model_kind!r}); a numeric column declares bounds")
+            if not levels or any(not isinstance(v, (str, int)) or isinstance(v, bool) for v in levels):
+                raise SchemaError(f"column {self.name!r}: levels must be a non-empty list of strings or integers, "
+                                  f"got {self.levels!r}")
+            if len({str(v) for v in levels}) != len(levels):
+                raise SchemaError(f"column {self.name!r}: levels {levels!r} repeat a value")
+        if self.bounds is not None:
+            b = list(self.bounds) if isinstance(self.bounds, (list, tuple)) else None
+            if (self.model_kind != "numeric" or self.dtype == "bool" or b is None or len(b) != 2
+                    or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in b)
+                    or not all(np.isfinite(b)) or not b[0] < b[1]):
+                raise SchemaError(f"column {self.name!r}: bounds must be [lower, upper] with finite lower < upper "
+                                  f"on a numeric, non-bool column, got {self.bounds!r}")
 
 
 @dataclass(frozen=True)
@@ -101,18 +124,21 @@ class Schema:
         sensitive: str | None = None,
         quasi_identifiers: tuple[str, ...] | list[str] = (),
     ) -> Schema:
-        """Build from a config mapping {column: {kind, dtype?, model_kind?}}."""
+        """Build from a config mapping {column: {kind, dtype?, model_kind?, levels?, bounds?}}."""
         cols = []
         for col, spec in columns.items():
             spec = dict(spec or {})
-            unknown = set(spec) - {"kind", "dtype", "model_kind"}
+            unknown = set(spec) - {"kind", "dtype", "model_kind", "levels", "bounds"}
             if unknown:
                 raise SchemaError(f"dataset {name!r}, column {col!r}: unknown keys {sorted(unknown)}")
             if "kind" not in spec:
                 raise SchemaError(f"dataset {name!r}, column {col!r}: 'kind' is missing")
             kind = spec["kind"]
             dtype = spec.get("dtype", "str" if kind == "categorical" else "float")
-            cols.append(Column(str(col), kind, dtype, spec.get("model_kind", kind)))
+            levels, bounds = spec.get("levels"), spec.get("bounds")
+            cols.append(Column(str(col), kind, dtype, spec.get("model_kind", kind),
+                               None if levels is None else tuple(levels) if isinstance(levels, (list, tuple)) else levels,
+                               None if bounds is None else tuple(bounds) if isinstance(bounds, (list, tuple)) else bounds))
         return cls(name, tuple(cols), target, n_rows, sensitive, tuple(quasi_identifiers or ()))
 
     @classmethod
@@ -154,6 +180,8 @@ class Schema:
             # a list, not a mapping: JSON writers may sort keys, the column order must survive
             "columns": [
                 {"name": c.name, "kind": c.kind, "dtype": c.dtype, "model_kind": c.model_kind}
+                | ({} if c.levels is None else {"levels": list(c.levels)})
+                | ({} if c.bounds is None else {"bounds": list(c.bounds)})
                 for c in self.columns
             ],
         }
