@@ -20,9 +20,9 @@ SEQ_SYNTHS = {"seq_holdout", "seq_copy", "seq_indep_events", "seq_swap_sequences
 
 def test_the_sequential_study_has_both_datasets_and_every_sequential_synthesizer():
     study = load_study("sequential")
-    assert study.sequential and study.datasets == ("baseball", "nlswork") and study.seeds == (0,)
+    assert study.sequential and study.datasets == ("baseball", "nlswork", "nlswork_events") and study.seeds == (0,)
     assert set(study.synthesizers) == SEQ_SYNTHS
-    assert len(study.cells()) == 2 * len(SEQ_SYNTHS)
+    assert len(study.cells()) == 3 * len(SEQ_SYNTHS)
     assert set(study.metrics["families"]) == {"sequential", "subject_panel", "subject_legal", "subject_attacks"}
     assert study.summary()["kind"] == "sequential"
     assert load_study("demo").summary()["kind"] == "flat"
@@ -39,7 +39,8 @@ def test_a_synthesizer_is_told_the_event_order():
 def test_validate_lists_the_cells(capsys):
     assert main(["validate", "sequential"]) == 0
     out = capsys.readouterr().out
-    assert "32 cells, sequential (subject + event) data, S with as many subjects as T" in out
+    assert "48 cells, sequential (subject + event) data, S with as many subjects as T" in out
+    assert "sequential/nlswork_events/seed0/seq_ar_cart" in out
     assert "sequential/baseball/seed0/seq_ar_cart" in out and "sequential/nlswork/seed0/seq_flip90" in out
 
 
