@@ -356,7 +356,8 @@ class SequentialFamily(MetricFamily):
 
 
 class SequentialMeasures(SequentialFamily):
-    """D2.2 accuracy, coherence, sequence length, subject DCR share and IMS (evaluate_sequential)."""
+    """D2.2 accuracy, coherence (and mostlyai-qa's two further parts), sequence length, inter-event gaps,
+    order diagnostics, subject DCR share and IMS (evaluate_sequential)."""
 
     name = "sequential"
     result_type = SequentialResult
@@ -365,7 +366,10 @@ class SequentialMeasures(SequentialFamily):
         "The D2.2 table (two subsequent events per subject) and the subject vectors equal tables "
         "built row by row in the test, the sequence-length and coherence TVDs answers worked out by "
         "hand, and the subject DCR share and IMS the flat privacy code on those row-by-row vectors "
-        "exactly (==): tests/sequential/test_sequential_metrics.py."
+        "exactly (==): tests/sequential/test_sequential_metrics.py. mostlyai-qa's two coherence parts equal "
+        "mostlyai-qa 1.10.11's own accuracies to its 5-decimal rounding "
+        "(scripts/reference/mostlyai_qa_coherence.py) and hand-worked answers; the ratio floor, gaps, events "
+        "out of order and interleaved keys hand-worked answers: tests/sequential/test_sequential_no_context.py."
     )
 
     def compute(self, data: SequentialEvalData) -> SequentialResult:

@@ -177,3 +177,18 @@ def test_mostlyai_coherence_parts_by_hand():
     assert parts.loc[0, "distinct_0"] == 0
     # sequences per category: T a:2 b:1 (other):0 -> (2/3, 1/3, 0); S a:1 b:1 (other, c):2 -> (1/4, 1/4, 1/2)
     assert parts.loc[0, "category_0"] == pytest.approx(0.5 * (abs(2 / 3 - 1 / 4) + abs(1 / 3 - 1 / 4) + 1 / 2))
+
+
+def test_the_guides_no_context_config_loads_transactions_by_row():
+    import yaml
+
+    from tests.docs_blocks import block
+
+    cfg = yaml.safe_load(block("docs/guides/sequential-data.md", "name: my_transactions"))
+    spec = parse_spec(cfg["name"], cfg)
+    assert not spec.has_subjects and spec.order == () and spec.time == "booked_at"
+    raw = pd.DataFrame({"account_id": [7, 7, 8], "booked_at": ["2024-05-02T10:00", "2024-05-01", "2024-05-03"],
+                        "channel": ["web", "app", "web"], "amount": [1.5, 2.0, 3.0]})
+    data = from_frames(spec, None, raw)
+    assert data.events["amount"].tolist() == [1.5, 2.0, 3.0]  # row order kept, though 05-01 precedes 05-02
+    assert data.events["booked_at"].iloc[1] == (pd.Timestamp("2024-05-01") - pd.Timestamp("1970-01-01")).days
