@@ -1,23 +1,27 @@
-"""The paper study's rows run after its committed run, beside their published values, and the Spearman ρ with them.
+"""A study's rows run after its committed run, beside the committed table (and, for the paper, the Spearman ρ with them).
 
-results/published/paper/leaderboard.csv holds a run of the paper study in which some synthesizers were
-`skipped` (R's synthpop was not installed there): their rows carry only the published values. When those
-cells are run later on the same study (its split and seed, e.g. `holdbench run paper --synthesizers
-synthpop`), this script writes them into the paper's committed results without touching that run's table:
+results/published/<study>/leaderboard.csv may hold a run in which some synthesizers were `skipped` (R's
+synthpop was not installed there). When those cells are run later on the same study (its split and seed,
+e.g. `holdbench run paper --synthesizers synthpop`), this script writes them into the committed results
+without touching that run's table:
 
 - `fresh_rows.csv`: one row per (dataset, synthesizer) of STUDY_DIR's cells, in leaderboard.csv's columns:
-  the fresh values from the cells (means over ok seeds, as `holdbench compare` takes them), the
-  published values copied from leaderboard.csv's row of the same dataset and synthesizer;
-- `spearman.csv`: per dataset, the Spearman ρ of the fresh F3 ratios against the published ones over the
-  synthesizers that have both (the holdout left out; `holdbench.benchmark.outputs.compare`'s rule), with
-  the fresh rows in place of the leaderboard's skipped ones, beside the ρ of leaderboard.csv alone;
-- their entries in provenance.json (the fresh cells' commit, date, machine and versions).
+  the fresh values from the cells (means over ok seeds, as `holdbench compare` takes them; a metric under
+  its registry or comparison label, digits as there; `ε` the cell's recorded epsilon), and a column
+  `<label>, published` copied from leaderboard.csv's row of the same dataset and synthesizer;
+- where leaderboard.csv has published F3 ratios (the paper study), `spearman.csv`: per dataset, the
+  Spearman ρ of the fresh F3 ratios against the published ones over the synthesizers that have both (the
+  holdout left out; `holdbench.benchmark.outputs.compare`'s rule), with the fresh rows in place of the
+  leaderboard's skipped ones, beside the ρ of leaderboard.csv alone;
+- their entries in provenance.json (the fresh cells' commit, date, machine and versions), after
+  leaderboard.csv's. A full export of the study (docs/gen/export_results.py) replaces both: their
+  commands start with `holdbench run <study>` / `holdbench compare <study>`.
 
-    python scripts/docs/paper_fresh_rows.py results/paper results/published/paper
+    python scripts/docs/fresh_rows.py results/paper results/published/paper
 
 A synthesizer whose leaderboard row is not `skipped` (it ran in the committed run) is refused: the two
 runs' values of one cell would disagree on the page. So is a cell that is not ok, a dataset or
-synthesizer leaderboard.csv does not have, and a leaderboard.csv without the columns this reads.
+synthesizer leaderboard.csv does not have, and a column this cannot fill.
 """
 
 from __future__ import annotations
@@ -37,14 +41,15 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from holdbench.benchmark.outputs.compare import METRICS, TIMES, _spearman
-from holdbench.benchmark.outputs.leaderboard import _fmt, aggregate, provenance
-from holdbench.benchmark.outputs.results import load_results
+from holdbench.benchmark.outputs.leaderboard import _MD_TIMINGS, _fmt, aggregate, provenance
+from holdbench.benchmark.outputs.results import SETTING_PREFIX, load_results
 
 PUBLISHED_SUFFIX = ", published"
 FRESH_FILE, SPEARMAN_FILE, BOARD_FILE = "fresh_rows.csv", "spearman.csv", "leaderboard.csv"
 SPEARMAN_COLUMNS = ("dataset", "synthesizers ok on both sides", "Spearman rho of F3 ratio",
                     "Spearman rho of F3 ratio, without the fresh rows")
 F3 = "F3 ratio"
+EPSILON = "ε"
 
 
 def _csv_text(header: list[str], rows: list[list[str]]) -> str:
@@ -61,12 +66,15 @@ def fresh_rows(study_dir: Path, board: pd.DataFrame) -> tuple[list[list[str]], o
     if results.table.empty:
         raise ValueError(f"{study_dir}: no cell has finished")
     summary = aggregate(results.table, results.specs)
-    fresh_of = {label: (key, digits) for key, label, digits in METRICS}
+    fresh_of = {sp.label: (sp.name, sp.digits) for sp in results.specs if sp.headline}
+    fresh_of.update({label: (key, digits) for label, key, digits in _MD_TIMINGS})
+    fresh_of.update({label: (key, digits) for key, label, digits in METRICS})
     fresh_of.update({label: (key, 1) for key, label in TIMES})
     columns = list(board.columns)
     for col in columns[3:]:
-        if not col.endswith(PUBLISHED_SUFFIX) and col not in fresh_of:
-            raise ValueError(f"leaderboard.csv: column {col!r} is neither a compared metric nor a timing")
+        if not col.endswith(PUBLISHED_SUFFIX) and col not in fresh_of and col != EPSILON:
+            raise ValueError(f"leaderboard.csv: column {col!r} is neither a metric nor a timing of the cells")
+    counted = board["status"].dropna().str.match(r"^\d+ ").all()
     rows = []
     for _, s in summary.iterrows():
         where = f"{study_dir}: {s['dataset']}/{s['synthesizer']}"
@@ -79,10 +87,15 @@ def fresh_rows(study_dir: Path, board: pd.DataFrame) -> tuple[list[list[str]], o
         if not str(old["status"]).endswith("skipped"):
             raise ValueError(f"{where}: leaderboard.csv's row is {old['status']!r}, not skipped; "
                              "its run has this cell already")
-        row = [str(s["dataset"]), str(s["synthesizer"]), str(s["statuses"])]
+        if not counted and s["n_seeds"] != 1:
+            raise ValueError(f"{where}: {s['n_seeds']} seeds, but leaderboard.csv has one row per cell")
+        row = [str(s["dataset"]), str(s["synthesizer"]), str(s["statuses"]) if counted else "ok"]
         for col in columns[3:]:
             if col.endswith(PUBLISHED_SUFFIX):
                 row.append("" if pd.isna(old[col]) else str(old[col]))
+            elif col == EPSILON:
+                eps = s.get(SETTING_PREFIX + "epsilon")
+                row.append("" if eps is None or pd.isna(eps) else f"{float(eps):g}")
             else:
                 key, digits = fresh_of[col]
                 row.append(_fmt(s.get(f"{key}_mean", np.nan), digits))
@@ -113,11 +126,11 @@ def write(study_dir: Path, out: Path, machine_text: str | None = None) -> dict:
 
     board_path = out / BOARD_FILE
     board = pd.read_csv(board_path, dtype=str, keep_default_na=False).replace("", np.nan)
-    for col in ("dataset", "synthesizer", "status", F3, F3 + PUBLISHED_SUFFIX):
+    for col in ("dataset", "synthesizer", "status"):
         if col not in board.columns:
             raise ValueError(f"{board_path}: no column {col!r}")
     rows, results = fresh_rows(study_dir, board)
-    rho = spearman_rows(board, rows)
+    rho = spearman_rows(board, rows) if F3 + PUBLISHED_SUFFIX in board.columns else None
     common, own, commits = provenance(results)
     versions = {**common, **{k: v for d in own.values() for k, v in d.items()}}
     statuses = sorted(study_dir.glob("*/seed*/*/status.json"))
@@ -125,20 +138,22 @@ def write(study_dir: Path, out: Path, machine_text: str | None = None) -> dict:
     today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
     synths = " ".join(dict.fromkeys(r[1] for r in rows))
     command = f"holdbench run {results.name} --synthesizers {synths}"
-    script = f"python scripts/docs/paper_fresh_rows.py {study_dir} {out}"
+    script = f"python scripts/docs/fresh_rows.py {study_dir} {out}"
     prov_path = out / "provenance.json"
     doc = json.loads(prov_path.read_text())
     board_entry = next(t for t in doc["tables"] if t["file"] == BOARD_FILE)
     fresh_entry = {
         "file": FRESH_FILE,
-        "title": f"The paper study's {synths} row, run fresh",
+        "title": f"The {results.name} study's {synths} row, run fresh",
         "command": f"{command}; {script}",
         "run_commit": ", ".join(c[:7] for c in commits) or None,
         "run_date": day,
         "machine": machine_text or machine(),
         "date": day,
-        "source": (f"the cells of `{command}` (the study's own split and seed); the published values copied from "
-                   f"{BOARD_FILE}; regenerate with `{command}` + `{script}`"),
+        "source": (f"the cells of `{command}` (the study's own split and seed)"
+                   + (f"; the published values copied from {BOARD_FILE}"
+                      if any(c.endswith(PUBLISHED_SUFFIX) for c in board.columns) else "")
+                   + f"; regenerate with `{command}` + `{script}`"),
         "note": ("fresh values are means over the ok seeds of the cells, as `holdbench compare` takes them; fit and "
                  "sample seconds are wall seconds on a machine shared with other jobs (upper bounds)"),
         "versions": versions,
@@ -146,21 +161,23 @@ def write(study_dir: Path, out: Path, machine_text: str | None = None) -> dict:
     spearman_entry = {
         "file": SPEARMAN_FILE,
         "title": "Spearman ρ of the fresh F3 ratios against the published ones",
-        "command": f"holdbench compare paper paper_published --pair published_mostly=mostly_ai; {script}",
+        "command": f"holdbench compare {results.name} paper_published --pair published_mostly=mostly_ai; {script}",
         "run_commit": f"{board_entry['run_commit']}; {fresh_entry['run_commit']} ({synths})",
         "run_date": day,
         "machine": fresh_entry["machine"],
         "date": today,
-        "source": (f"computed by scripts/docs/paper_fresh_rows.py from {BOARD_FILE} with the rows of {FRESH_FILE} in "
+        "source": (f"computed by scripts/docs/fresh_rows.py from {BOARD_FILE} with the rows of {FRESH_FILE} in "
                    f"place of its skipped ones (the last column: {BOARD_FILE} alone); regenerate with `{script}`"),
         "note": "holdout left out; ρ of the values as committed (3 decimals)",
     }
-    tables = [t for t in doc["tables"] if t["file"] not in (FRESH_FILE, SPEARMAN_FILE)]
+    ours = (FRESH_FILE, SPEARMAN_FILE) if rho is not None else (FRESH_FILE,)
+    tables = [t for t in doc["tables"] if t["file"] not in ours]
     at = next(i for i, t in enumerate(tables) if t["file"] == BOARD_FILE) + 1
-    tables[at:at] = [fresh_entry, spearman_entry]
+    tables[at:at] = [fresh_entry, spearman_entry] if rho is not None else [fresh_entry]
     doc["tables"] = tables
     (out / FRESH_FILE).write_text(_csv_text(list(board.columns), rows))
-    (out / SPEARMAN_FILE).write_text(_csv_text(list(SPEARMAN_COLUMNS), rho))
+    if rho is not None:
+        (out / SPEARMAN_FILE).write_text(_csv_text(list(SPEARMAN_COLUMNS), rho))
     prov_path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     return doc
 
@@ -172,7 +189,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--machine", help="the machine as the footer names it (default: detected)")
     args = ap.parse_args(argv)
     write(args.study_dir, args.out_dir, args.machine)
-    print((args.out_dir / FRESH_FILE).read_text() + "\n" + (args.out_dir / SPEARMAN_FILE).read_text(), end="")
+    print((args.out_dir / FRESH_FILE).read_text(), end="")
+    if any(t["file"] == SPEARMAN_FILE and "fresh_rows.py" in t["command"] for t in json.loads(
+            (args.out_dir / "provenance.json").read_text())["tables"]):
+        print("\n" + (args.out_dir / SPEARMAN_FILE).read_text(), end="")
     return 0
 
 

@@ -285,7 +285,7 @@ def test_extraction_reproduces_the_committed_files(tmp_path):
         for t in json.loads((study_dir / "provenance.json").read_text())["tables"]:
             if t["source"].startswith("recorded in README.md"):
                 assert any(e["file"] == t["file"] for e in studies.get(study_dir.name, [])), (study_dir.name, t["file"])
-    assert compared >= 17  # paper/spearman.csv is recomputed with the fresh rows (scripts/docs/paper_fresh_rows.py)
+    assert compared >= 17  # paper/spearman.csv is recomputed with the fresh rows (scripts/docs/fresh_rows.py)
 
 
 # ---------------------------------------------------------------- the export path

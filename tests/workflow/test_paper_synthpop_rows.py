@@ -1,4 +1,4 @@
-"""The paper study's rows run after its committed run (scripts/docs/paper_fresh_rows.py): the committed
+"""The paper study's rows run after its committed run (scripts/docs/fresh_rows.py): the committed
 files agree with each other, and the script takes fresh values from the cells and published ones from the
 leaderboard, refusing a cell the committed run already has."""
 
@@ -18,7 +18,7 @@ PAPER = REPO / "results" / "published" / "paper"
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("paper_fresh_rows", REPO / "scripts" / "docs" / "paper_fresh_rows.py")
+    spec = importlib.util.spec_from_file_location("fresh_rows", REPO / "scripts" / "docs" / "fresh_rows.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
@@ -36,11 +36,13 @@ def _rho(rows: list[dict[str, str]]) -> tuple[int, str]:
     return len(both), f"{rho:.3f}"
 
 
-def test_committed_fresh_rows_sit_beside_the_skipped_ones_and_spearman_uses_them():
-    tables = {t["file"] for t in json.loads((PAPER / "provenance.json").read_text())["tables"]}
+@pytest.mark.parametrize("study", ["paper", "frontier"])
+def test_committed_fresh_rows_sit_beside_the_skipped_ones(study):
+    folder = PAPER.parent / study
+    tables = {t["file"] for t in json.loads((folder / "provenance.json").read_text())["tables"]}
     if "fresh_rows.csv" not in tables:
-        pytest.skip("no fresh rows committed for the paper study")
-    board, fresh = _rows(PAPER / "leaderboard.csv"), _rows(PAPER / "fresh_rows.csv")
+        pytest.skip(f"no fresh rows committed for the {study} study")
+    board, fresh = _rows(folder / "leaderboard.csv"), _rows(folder / "fresh_rows.csv")
     assert list(fresh[0]) == list(board[0])
     by_key = {(r["dataset"], r["synthesizer"]): r for r in board}
     for r in fresh:
@@ -49,6 +51,13 @@ def test_committed_fresh_rows_sit_beside_the_skipped_ones_and_spearman_uses_them
         for col in r:
             if col.endswith(", published"):
                 assert r[col] == old[col], (r["dataset"], col)
+
+
+def test_committed_spearman_uses_the_paper_fresh_rows():
+    tables = {t["file"] for t in json.loads((PAPER / "provenance.json").read_text())["tables"]}
+    if "fresh_rows.csv" not in tables:
+        pytest.skip("no fresh rows committed for the paper study")
+    board, fresh = _rows(PAPER / "leaderboard.csv"), _rows(PAPER / "fresh_rows.csv")
     replaced = {(r["dataset"], r["synthesizer"]) for r in fresh}
     spearman = _rows(PAPER / "spearman.csv")
     assert [s["dataset"] for s in spearman] == list(dict.fromkeys(r["dataset"] for r in board))
