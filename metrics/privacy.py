@@ -353,3 +353,29 @@ class DCRShare(MetricFamily):
         start = time.perf_counter()
         result = self.merge(data, [self.partial(data, 0, 1)])
         return dataclasses.replace(result, seconds_privacy=time.perf_counter() - start)
+
+
+def record_exposure(data: DistanceData, n_jobs: int = 1) -> pd.DataFrame:
+    """Per record of T: how near S comes to it, against how near S comes to unseen records (H).
+
+    The mirror image of the DCR share, record by record: if S were drawn independently of T, a
+    record of T would have an S neighbour no nearer than an H record typically has. Columns:
+    `row` (T's row number), `d_synthetic` (Hamming distance to its nearest S record),
+    `n_copies` (S records equal to it on every code), `d_holdout` (distance to its nearest H
+    record: large = rare among unseen records) and `percentile`, the share of H records whose
+    nearest S record is at most as near (ties halved): near 0 = S comes closer to this record
+    than to nearly every unseen one. Sorted most exposed first (percentile, then rarer, then
+    more copies)."""
+    d_s = nearest_distance(data.train, data.synthetic, data.train_ids, data.synthetic_ids, n_jobs)
+    h_s = np.sort(nearest_distance(data.holdout, data.synthetic, data.holdout_ids, data.synthetic_ids, n_jobs))
+    d_h = nearest_distance(data.train, data.holdout, data.train_ids, data.holdout_ids, n_jobs)
+    below = np.searchsorted(h_s, d_s, side="left")
+    at = np.searchsorted(h_s, d_s, side="right") - below
+    percentile = (below + 0.5 * at) / max(len(h_s), 1)
+    uniq, counts = np.unique(data.synthetic_ids, return_counts=True)
+    pos = np.minimum(np.searchsorted(uniq, data.train_ids), max(len(uniq) - 1, 0))
+    copies = np.where(uniq[pos] == data.train_ids, counts[pos], 0) if len(uniq) else np.zeros(len(d_s), np.int64)
+    table = pd.DataFrame({"row": np.arange(len(d_s)), "d_synthetic": d_s, "n_copies": copies,
+                          "d_holdout": d_h, "percentile": percentile})
+    return table.sort_values(["percentile", "d_holdout", "n_copies", "row"],
+                             ascending=[True, False, False, True], kind="stable").reset_index(drop=True)

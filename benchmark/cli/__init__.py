@@ -15,6 +15,7 @@ _COMMANDS = (
     "holdbench.benchmark.cli.compare",
     "holdbench.benchmark.cli.data",
     "holdbench.benchmark.cli.evaluate",
+    "holdbench.benchmark.cli.report",
     "holdbench.benchmark.cli.study",
 )
 

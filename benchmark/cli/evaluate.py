@@ -149,9 +149,18 @@ def run(args: argparse.Namespace) -> int:
     out.update(notes)
     print(summary(out, [spec for f in families for spec in _specs(f)]))
     if args.out:
-        write_json(args.out, out)
+        write_json(args.out, with_artifacts(out, res))
         print(f"\nwrote {args.out}")
     return 0
+
+
+def with_artifacts(out: dict, res) -> dict:
+    """The evaluation JSON with its artifact tables under "artifacts" ({name: {column: values}}, NaN as null):
+    what `holdbench check --from-json` and `holdbench report --from-json` judge without recomputing."""
+    from holdbench.metrics.registry import json_scalar
+
+    return {**out, "artifacts": {k: {c: [json_scalar(v) for v in t[c].tolist()] for c in t.columns}
+                                 for k, t in res.artifacts().items()}}
 
 
 def _run_pairs(args: argparse.Namespace) -> int:
@@ -167,7 +176,7 @@ def _run_pairs(args: argparse.Namespace) -> int:
     print(pair_header(spec, out))
     print(summary(out, [spec for f in families for spec in _specs(f)]))
     if args.out:
-        write_json(args.out, out)
+        write_json(args.out, with_artifacts(out, res))
         print(f"\nwrote {args.out}")
     return 0
 
@@ -240,14 +249,22 @@ def read_inputs(args: argparse.Namespace):
     notes: dict = {"values": args.values}
     synthetic = None
     if args.synthetic and not args.holdout_row:
-        raw = read_table(args.synthetic, sep=args.sep)
-        synthetic = check_output(raw, schema, len(raw), "synthetic", values=args.values,
-                                 who=f"synthetic {args.synthetic}")
-        notes["synthetic_mixed_types"] = synthetic.attrs.get(MIXED_ATTR, {})
-        notes["synthetic_read_as_missing"] = synthetic.attrs.get(UNPARSEABLE_ATTR, {})
+        synthetic, s_notes = read_synthetic(read_table(args.synthetic, sep=args.sep), schema, args.values,
+                                            f"synthetic {args.synthetic}")
+        notes.update({f"synthetic_{k}": v for k, v in s_notes.items()})
     notes["holdout_mixed_types"] = holdout.attrs.get(MIXED_ATTR, {})
     notes["holdout_read_as_missing"] = holdout.attrs.get(UNPARSEABLE_ATTR, {})
     return train, holdout, synthetic, schema, notes
+
+
+def read_synthetic(raw, schema, values: str, who: str):
+    """(S in T's schema, {"mixed_types": {column: {type: count}}, "read_as_missing": {column: count}}):
+    a raw synthetic table read value by value into T's column types (`--values`)."""
+    from holdbench.benchmark.cell.checks import MIXED_ATTR, UNPARSEABLE_ATTR, check_output
+
+    synthetic = check_output(raw, schema, len(raw), "synthetic", values=values, who=who)
+    return synthetic, {"mixed_types": synthetic.attrs.get(MIXED_ATTR, {}),
+                       "read_as_missing": synthetic.attrs.get(UNPARSEABLE_ATTR, {})}
 
 
 def _schema(args: argparse.Namespace, train):

@@ -338,6 +338,22 @@ _TEST_WORDS = {"dcr": "S nearer to T than H is (D2.2, Hamming DCR)",
                "nndr": "S's NNDR to T below H's (D2.2)"}
 
 
+#: what a distribution test compares, and with which reference: the name a report gives its verdict
+_TEST_NAMES = {"dcr": "DCR distribution S→T vs H→T (Hamming, Brunner-Munzel)",
+               "nndr": "NNDR distribution S→T vs H→T (Gower d1/d2, Brunner-Munzel)"}
+
+
+def verdict_name(t: Target, specs: list) -> str:
+    """A gate named by what it tests and its reference, e.g. 'DCR share vs holdout, 95% interval low <= 0.52'."""
+    if t.test is not None:
+        return _TEST_NAMES[t.test]
+    spec = metric_names(specs).get(t.metric)
+    label = spec.label if spec is not None else t.metric
+    end = {"ci_low": ", 95% interval low", "ci_high": ", 95% interval high"}.get(t.use, "")
+    ref = " vs holdout" if t.metric in ("dcr_share", "gower_dcr_share") else ""
+    return f"{label}{ref}{end} {t.threshold}"
+
+
 def _why_test(cell, t: Target, res: ShiftTest, fails: bool) -> str:
     """A test's verdict in words: the measured A (P(S's distance < H's), ties halved) against the largest
     one allowed, and its p-value; a failed DCR test says when the DCR share does not show S nearer T than H."""

@@ -1,0 +1,80 @@
+"""Validity checks of one S against T (SDMetrics' diagnostic kind), with H's value beside each as the
+yardstick: categories T never has, numbers outside T's range, missing rates, duplicated rows, exact
+copies of T's records and column types that changed on reading. Counts, not metrics: no registry entry."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def _row_hashes(frame: pd.DataFrame) -> np.ndarray:
+    """One 64-bit hash per row of the values as they are (pandas' hash_pandas_object, index left out)."""
+    return pd.util.hash_pandas_object(frame.astype(object).where(frame.notna(), None), index=False).to_numpy()
+
+
+def _column(col: str, kind: str, train: pd.Series, other: pd.Series) -> dict:
+    n = len(other)
+    out = {"column": col, "kind": kind, "missing_rate": float(other.isna().mean()) if n else float("nan")}
+    if kind == "numeric":
+        t = pd.to_numeric(train, errors="coerce")
+        x = pd.to_numeric(other, errors="coerce")
+        lo, hi = t.min(), t.max()
+        out["outside_range"] = int(((x < lo) | (x > hi)).sum())
+        out["unseen_categories"] = None
+        out["unseen_examples"] = []
+    else:
+        seen = set(train.dropna().astype(str).unique())
+        vals = other.dropna().astype(str)
+        unseen = vals[~vals.isin(seen)]
+        out["outside_range"] = None
+        out["unseen_categories"] = int(len(unseen))
+        out["unseen_examples"] = [str(v) for v in unseen.value_counts().index[:5]]
+    return out
+
+
+def diagnostics(inputs, name: str) -> dict:
+    """Per column (S and H side by side) and per table: the validity counts of S `name`."""
+    train, holdout, synthetic = inputs.train, inputs.holdout, inputs.synthetic[name]
+    rows = []
+    for col in train.columns:
+        s = _column(col, inputs.kinds[col], train[col], synthetic[col])
+        h = _column(col, inputs.kinds[col], train[col], holdout[col])
+        rows.append({"column": col, "kind": inputs.kinds[col],
+                     "missing_rate_train": float(train[col].isna().mean()),
+                     "missing_rate_holdout": h["missing_rate"], "missing_rate_synthetic": s["missing_rate"],
+                     "outside_range_holdout": h["outside_range"], "outside_range_synthetic": s["outside_range"],
+                     "unseen_holdout": h["unseen_categories"], "unseen_synthetic": s["unseen_categories"],
+                     "unseen_examples_synthetic": s["unseen_examples"]})
+    t_hash = np.unique(_row_hashes(train))
+    s_hash, h_hash = _row_hashes(synthetic), _row_hashes(holdout)
+    types = []
+    t_types = inputs.raw_dtypes.get("train", {})
+    notes = inputs.read_notes.get(name, {})
+    for col, dtype in (inputs.raw_dtypes.get(name) or {}).items():
+        mixed = (notes.get("mixed_types") or {}).get(col)
+        missing = (notes.get("read_as_missing") or {}).get(col)
+        if mixed or missing or _family(dtype) != _family(t_types.get(col, dtype)):
+            types.append({"column": col, "train_dtype": t_types.get(col), "synthetic_dtype": dtype,
+                          "value_types": mixed or {}, "read_as_missing": int(missing or 0)})
+    return {
+        "columns": rows,
+        "n_rows": len(synthetic),
+        "duplicated_rows_synthetic": int(pd.Series(s_hash).duplicated().sum()),
+        "duplicated_rows_holdout": int(pd.Series(h_hash).duplicated().sum()),
+        "copies_of_train_synthetic": int(np.isin(s_hash, t_hash).sum()),
+        "copies_of_train_holdout": int(np.isin(h_hash, t_hash).sum()),
+        "share_copies_of_train_synthetic": float(np.isin(s_hash, t_hash).mean()),
+        "share_copies_of_train_holdout": float(np.isin(h_hash, t_hash).mean()),
+        "changed_types": types,
+    }
+
+
+def _family(dtype: str) -> str:
+    """A dtype's family: text, number or boolean (int64 and float64 are the same family)."""
+    d = str(dtype)
+    if d.startswith(("int", "uint", "float", "Int", "UInt", "Float")):
+        return "number"
+    if d.startswith(("bool", "boolean")):
+        return "boolean"
+    return "text"

@@ -1,0 +1,145 @@
+"""The files of `holdbench report`: names, sizes and columns checked before any work, then T, H and
+every S read with one schema (T's, or --dataset's), exactly as `holdbench evaluate` reads them."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+#: an S with more rows than this is refused before it is read (--max-rows raises it): a pandas frame of
+#: 10 million rows of text columns alone takes several GB, and every distance search grows with S
+MAX_SYNTHETIC_ROWS = 2_000_000
+_SUFFIXES = (".csv.gz", ".tsv.gz", ".csv", ".tsv", ".parquet")
+_NAME = re.compile(r"^[A-Za-z0-9_.+-]{1,64}$")
+
+
+@dataclass
+class Inputs:
+    """T, H and the named S tables, their schema, roles and what reading them noticed."""
+
+    train: pd.DataFrame
+    holdout: pd.DataFrame
+    synthetic: dict[str, pd.DataFrame]
+    paths: dict[str, str]
+    kinds: dict[str, str]
+    roles: dict
+    raw_dtypes: dict[str, dict[str, str]] = field(default_factory=dict)
+    """file role or S name -> {column: dtype pandas read it with}, before T's schema was applied."""
+    read_notes: dict[str, dict] = field(default_factory=dict)
+    """S name -> mixed types and values read as missing (holdbench.benchmark.cell.checks)."""
+
+
+def stem(path: str) -> str:
+    name = Path(path).name
+    for suffix in _SUFFIXES:
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)]
+    return Path(path).stem
+
+
+def named_paths(items: list[str]) -> dict[str, str]:
+    """{name: path} from `--synthetic` items `path` or `name=path`; names must be unique."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or Path(item).exists():
+            name, path = stem(item), item
+        if not _NAME.match(name):
+            raise ValueError(f"--synthetic {item!r}: the name {name!r} must be 1-64 letters, digits or ._+- "
+                             "(give it as NAME=PATH)")
+        if name in out:
+            raise ValueError(f"--synthetic: two files are named {name!r} ({out[name]} and {path}); name them "
+                             "apart with NAME=PATH")
+        out[name] = path
+    return out
+
+
+def count_rows(path: str) -> int:
+    """Rows of a table without reading it into memory: parquet's metadata, else newline bytes (minus the
+    header); a quoted newline inside a cell counts as a row, so this is an upper bound for csv."""
+    p = Path(path)
+    if p.name.lower().endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        return int(pq.ParquetFile(p).metadata.num_rows)
+    opener = gzip.open if p.name.lower().endswith(".gz") else open
+    n, last = 0, b"\n"
+    with opener(p, "rb") as fh:
+        while block := fh.read(1 << 22):
+            n += block.count(b"\n")
+            last = block[-1:]
+    return max(n + (last != b"\n") - 1, 0)
+
+
+def header(path: str, sep: str | None) -> list[str]:
+    """The column names of a table, reading only its first lines."""
+    from holdbench.contracts.io import InputError, csv_separator, read_table
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{path}: no such file" if not p.exists() else f"{path}: is not a file")
+    if p.name.lower().endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        return [str(c) for c in pq.ParquetFile(p).schema_arrow.names]
+    try:
+        return [str(c) for c in pd.read_csv(p, sep=sep or csv_separator(p), nrows=0).columns]
+    except (ValueError, OSError, EOFError) as exc:
+        read_table(p, sep=sep)  # raises the harness's named error
+        raise InputError(f"{path}: cannot be read as a table: {exc}") from exc
+
+
+def check_files(train: str, holdout: str, synthetic: dict[str, str], sep: str | None, max_rows: int,
+                target: str | None) -> None:
+    """Every problem that needs no metric, before any work: unreadable or empty files, columns that differ
+    from T's (named), a target that is not a column, an S over `max_rows` rows."""
+    cols = header(train, sep)
+    if target is not None and target not in cols:
+        raise ValueError(f"--target {target!r} is not a column of T ({train}); its columns: {cols}")
+    files = {"holdout (H)": holdout, **{f"synthetic {n!r}": p for n, p in synthetic.items()}}
+    for what, path in files.items():
+        other = header(path, sep)
+        missing = [c for c in cols if c not in other]
+        extra = [c for c in other if c not in cols]
+        if missing or extra:
+            raise ValueError(f"{what} {path}: columns differ from T ({train}): missing {missing}, "
+                             f"unexpected {extra}")
+    for what, path in {"train (T)": train, **files}.items():
+        n = count_rows(path)
+        if n == 0:
+            raise ValueError(f"{what} {path}: the file has a header but no rows")
+        if what.startswith("synthetic") and n > max_rows:
+            raise ValueError(f"{what} {path}: about {n:,} rows, more than --max-rows {max_rows:,}. Every "
+                             f"row is compared with every record of T and H; give a seeded sample of S "
+                             f"(e.g. 1,000,000 rows) or raise --max-rows if the machine's memory allows "
+                             "(about 1 GB per million rows of 15 columns)")
+
+
+def read_flat(train: str, holdout: str, synthetic: dict[str, str], *, dataset: str | None, target: str | None,
+              values: str = "pandas", sep: str | None = None, max_rows: int = MAX_SYNTHETIC_ROWS) -> Inputs:
+    """T, H and every S, checked (check_files) and read with T's schema as `holdbench evaluate` reads them."""
+    from argparse import Namespace
+
+    from holdbench.benchmark.cli.evaluate import read_inputs, read_synthetic
+    from holdbench.contracts.io import read_table
+
+    check_files(train, holdout, synthetic, sep, max_rows, target)
+    args = Namespace(train=train, holdout=holdout, synthetic=None, holdout_row=True, dataset=dataset,
+                     values=values, sep=sep)
+    t, h, _, schema, notes = read_inputs(args)
+    raw_dtypes = {"train": {c.name: str(c.dtype) for c in schema.columns}}
+    out, read_notes = {}, {}
+    for name, path in synthetic.items():
+        raw = read_table(path, sep=sep)
+        raw_dtypes[name] = {c: str(raw[c].dtype) for c in t.columns}
+        out[name], read_notes[name] = read_synthetic(raw, schema, values, f"synthetic {name!r} ({path})")
+        del raw
+    roles = {"target": target or schema.target, "sensitive": schema.sensitive,
+             "quasi_identifiers": tuple(schema.quasi_identifiers)}
+    read_notes["holdout"] = {k.removeprefix("holdout_"): v for k, v in notes.items() if k.startswith("holdout_")}
+    return Inputs(t, h, out, {"train": train, "holdout": holdout, **synthetic}, dict(schema.kinds), roles,
+                  raw_dtypes, read_notes)
