@@ -97,3 +97,27 @@ def test_a_datetime_column_that_does_not_parse_is_named(files, tmp_path, capsys)
     assert main(["evaluate", *_argv(files, holdout=bad), *FAST]) == 2
     err = capsys.readouterr().err
     assert f"{bad}: datetime column 'ts'" in err and "'31/02/2024'" in err
+
+
+def test_the_example_script_writes_event_files_the_cli_reads(tmp_path, capsys):
+    import importlib.util
+
+    from holdbench.benchmark.config import REPO_ROOT
+
+    path = REPO_ROOT / "scripts" / "data" / "make_events_example.py"
+    spec = importlib.util.spec_from_file_location("make_events_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main([str(tmp_path), "--source", "transactions"]) == 0
+    t = pd.read_csv(tmp_path / "train.csv")
+    assert t.columns.tolist() == ["account", "booked_at", "channel", "amount"] and t["account"].nunique() == 2000
+    assert all(g["booked_at"].is_monotonic_increasing for _, g in t.groupby("account"))  # rows in time order
+    capsys.readouterr()
+    out = tmp_path / "m.json"
+    argv = [f"--train-events={tmp_path / 'train.csv'}", f"--holdout-events={tmp_path / 'holdout.csv'}",
+            f"--synthetic-events={tmp_path / 'synthetic_shuffled.csv'}", "--key", "account", "--order", "row"]
+    assert main(["evaluate", *argv, "--out", str(out), *FAST]) == 0
+    d = json.loads(out.read_text())
+    # a copy of T whose rows were shuffled: its sequences' first events are no longer T's first events
+    assert d["seq_ims"] < 0.5 and d["seq_keys_interleaved"] > 0.5
+    assert "its event order is lost" in capsys.readouterr().out
