@@ -20,7 +20,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import beta
 
 
 def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
@@ -29,6 +28,8 @@ def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
     _check_counts(k, n)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    from scipy.stats import beta  # imported on use: the workflow imports this package when it plans jobs
+
     lo = 0.0 if k == 0 else float(beta.ppf(alpha, k, n - k + 1))
     hi = 1.0 if k == n else float(beta.ppf(1 - alpha, k + 1, n - k))
     return lo, hi
@@ -84,6 +85,8 @@ def _log_ratio(num: float, den: float) -> float:
 def _epsilons(tp: np.ndarray, fn: np.ndarray, fp: np.ndarray, tn: np.ndarray, confidence: float,
               delta: float) -> np.ndarray:
     """epsilon_lower_bound(...).epsilon for arrays of counts (the same formulas, vectorised)."""
+    from scipy.stats import beta
+
     a = (1 - confidence) / 2
     with np.errstate(divide="ignore", invalid="ignore"):
         tpr_lo = np.where(tp == 0, 0.0, beta.ppf(a, tp, fn + 1))

@@ -90,7 +90,7 @@ class Audit(MetricFamily):
                  "is flagged while the population attack is not: tests/metrics/test_audit_leak.py.")
 
     def __init__(self, columns: Mapping[str, list[str]], n_targets: int = 5, k_neighbours: int = 5,
-                 reference_rows: int = 1000, n_fits_train: int = 60, n_fits_test: int = 60, fits_per_job: int = 20,
+                 reference_rows: int = 1000, n_fits_train: int = 40, n_fits_test: int = 40, fits_per_job: int = 20,
                  bins: int = 10, n_closest: int = 5, confidence: float = 0.95, low_fpr: float = 0.1,
                  n_estimators: int = 100, seed: int = 0, cell: Mapping | None = None):
         if not isinstance(columns, Mapping) or not columns:

@@ -15,7 +15,6 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 from holdbench.metrics._discretise import distance_codes, numeric_values
-from holdbench.metrics.privacy import smallest_distances
 
 
 def vulnerability_scores(train: pd.DataFrame, kinds: Mapping[str, str], k: int, n_jobs: int = 1) -> np.ndarray:
@@ -24,6 +23,8 @@ def vulnerability_scores(train: pd.DataFrame, kinds: Mapping[str, str], k: int, 
         raise ValueError(f"k_neighbours must be a positive integer, got {k!r}")
     if len(train) < k + 1:
         raise ValueError(f"vulnerability scores with k_neighbours = {k} need more than {k} rows, T has {len(train)}")
+    from holdbench.metrics.privacy import smallest_distances  # numba kernels: imported on use
+
     (codes,) = distance_codes([train], {c: kinds[c] for c in train.columns})
     near = smallest_distances(codes, codes, k + 1, 0, n_jobs)  # the row itself is one of the zeros
     return near[:, 1:].mean(axis=1).astype(float)
