@@ -22,6 +22,7 @@ wildcard_constraints:
     seed=r"\d+",
 
 include: "benchmark/workflow/rules/split.smk"
+include: "benchmark/workflow/rules/audit.smk"
 include: "benchmark/workflow/rules/cells.smk"
 include: "benchmark/workflow/rules/report.smk"
 

@@ -28,6 +28,7 @@ from holdbench.benchmark.layout import (
     cell_id,
     synthetic_files,
 )
+from holdbench.benchmark.workflow.audit import with_audit
 from holdbench.benchmark.workflow.cellconfig import cell_config, digest, file_problem, file_record, is_sequential_split
 from holdbench.benchmark.workflow.integrity import environment_state, generator_plugin
 from holdbench.contracts.io import clean_line, write_json, write_text
@@ -220,7 +221,8 @@ def do_evaluate(study_dir: Path, dataset: str, seed: int, synth: str, shards: in
                     "schema": str(lay.schema(dataset, seed)), **_inputs(lay, dataset, seed, sequential),
                     "synthetic": [str(cdir / n) for n in names] if sequential else str(cdir / SYNTHETIC),
                     "cell_dir": str(attempt.scratch), "holdout_rule": gen.get("holdout_rule", False),
-                    "metrics": _with_partials(metrics_cfg, shard_files), "sequential": sequential,
+                    "metrics": with_audit(_with_partials(metrics_cfg, shard_files), lay, dataset, seed, synth),
+                    "sequential": sequential,
                 }
                 # one BLAS thread: a product's rounding depends on how many threads split it, and
                 # the metrics must not change in the last digit with the machine (parallelism

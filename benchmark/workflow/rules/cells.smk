@@ -60,6 +60,7 @@ rule evaluate:
         metrics=lambda wc: PLAN.snapshot(L.metrics_config),
         redo=lambda wc: PLAN.redo_inputs("evaluate", wc.dataset, wc.seed, wc.synth),
         shards=lambda wc: L.shard_files(wc.dataset, wc.seed, wc.synth, STUDY.evaluate_shards),
+        audit=lambda wc: audit_inputs(wc.dataset, wc.seed, wc.synth),
     output:
         metrics=_cell(METRICS_JSON),
         marginals=_cell(MARGINALS),
