@@ -6,8 +6,8 @@
 `nlswork_events` dataset reads them (conf/dataset/nlswork_events.yaml: key `idcode`, `order: row`),
 split 50/50 over women with the harness's own split (seed --seed). Needs $HOLDBENCH_DATA_DIR.
 `transactions`: a seeded generator, no data needed: accounts with a channel, an amount and an ISO
-timestamp per event, rows in time order within an account (2,000 accounts for T and for H, drawn
-independently).
+timestamp per event, rows in time order within an account (--accounts, default 2,000, for T and for H,
+drawn independently).
 
 Either way it writes OUT_DIR/train.csv, OUT_DIR/holdout.csv and three synthetic files made from T by
 the sequential baselines (seed --seed): synthetic_copy.csv (T's sequences resampled: the leak),
@@ -73,14 +73,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("out", type=Path)
     ap.add_argument("--source", choices=("nlswork", "transactions"), default="nlswork")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--accounts", type=int, default=2000, help="transactions: accounts in T and in H (default 2000)")
     args = ap.parse_args(argv)
     if args.source == "nlswork":
         data = load_sequential("nlswork_events")
         train, holdout = split_by_subject(data, args.seed)
     else:
         spec = parse_spec("transactions", TRANSACTIONS)
-        train = from_frames(spec, None, transactions(2000, args.seed))
-        holdout = from_frames(spec, None, transactions(2000, args.seed + 1, first_key=2000))
+        train = from_frames(spec, None, transactions(args.accounts, args.seed))
+        holdout = from_frames(spec, None, transactions(args.accounts, args.seed + 1, first_key=args.accounts))
     spec = train.spec
     args.out.mkdir(parents=True, exist_ok=True)
     tables = {"train": train.events, "holdout": holdout.events}

@@ -69,11 +69,11 @@ def test_the_baselines_and_ar_cart_synthesize_sequences_without_subject_attribut
     from holdbench.synthesizers import sequential as seq
 
     spec = parse_spec("ev", CFG)
-    data = from_frames(spec, None, _events(60))
+    data = from_frames(spec, None, _events(30))
     synth = {"copy": seq.Copy(), "flip": seq.SequentialFlip(0.5), "indep_events": seq.IndependentEvents(),
              "swap_sequences": seq.SwapSequences(), "ar_cart": seq.ARCart()}[name]
     synth.fit(data.subjects, data.events, synthesizer_context(spec, 0))
-    subjects, events = check_synthetic_pair(spec, *synth.sample(60, 1), name, 60)
+    subjects, events = check_synthetic_pair(spec, *synth.sample(30, 1), name, 30)
     assert subjects.columns.tolist() == ["k"] and events.columns.tolist() == ["k", "x", "c"]
     if name == "copy":  # whole real sequences, in their row order
         assert all(g["x"].is_monotonic_decreasing for _, g in events.groupby("k"))
