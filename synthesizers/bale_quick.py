@@ -33,11 +33,17 @@ and scores objective = −(1 − mean pMSE ratio)² with holdbench.metrics.pmse.
 2·m·(1−c)²·c/N is the same number); `tuning_rows` below |T| scores sets of that size against
 seeded samples of T of the same size, above |T| it means |T|. Seeds: with `fresh_seeds`
 false set i of every evaluation is drawn from the same seed (common random numbers), with it
-true every evaluation has seeds of its own. Then the `rescore_top` best distinct parameter
+true (the default) every evaluation has seeds of its own. `gp_noise` "white" gives the
+optimiser's GP a WhiteKernel beside its Matern kernel, its level fitted with the kernel's, so the
+surrogate smooths the set-to-set noise instead of interpolating it (None: bayes_opt's own GP).
+Then the `rescore_top` best distinct parameter
 sets of the search are scored again on `rescore_sets` new sets (the same seeds for each of
 them), and the best re-scored is kept (the winner's curse: the search's best score is its
 luckiest); the SD of a set's ratio there, and that SD / √m for the search's mean, are the
 objective's noise (`info()`; trace columns rescored_*, `chosen`). 0 keeps the search's best.
+Last, the kept parameter set is scored on `check_sets` sets of seeds of their own, which no
+selection saw: `info()`'s check_mean_pmse_ratio, check_set_ratio_sd and check_ci95 (a 95%
+t-interval) are the honest estimate of its ratio (0: off; the time cap does not skip it).
 The mixture for a K and a column's model for a (column, b or C) are fitted
 once per `fit` and reused by every evaluation of both optimiser seeds (all are fitted on T,
 deterministically; with `c_grid`, a column's MNL models are one regularisation path over the
@@ -92,10 +98,13 @@ from holdbench.synthesizers._seeding import check_seed, derive_seed
 from holdbench.synthesizers.base import FitContext, Synthesizer
 
 # stream keys for derive_seed
-_GMM, _STEP, _TUNE, _PMSE, _BO, _SAMPLE, _TRAIN_SAMPLE, _MASS_FILL, _RESCORE = 1, 2, 3, 4, 5, 6, 7, 9, 10
+_GMM, _STEP, _TUNE, _PMSE, _BO, _SAMPLE, _TRAIN_SAMPLE, _MASS_FILL, _RESCORE, _CHECK = 1, 2, 3, 4, 5, 6, 7, 9, 10, 11
 # the pMSE ratio the objective reads: Bale & Quick's count of terms (their code's k - 1) or the
 # design's rank (holdbench's own ratio); both are recorded in the trace
 _FORMS = {"bale_quick": "ratio_bq", "holdbench": "ratio"}
+# the GP's noise: None = bayes_opt's default (alpha 1e-6: the surrogate interpolates every noisy
+# score), "white" = a WhiteKernel added to its Matern kernel, its level fitted with the kernel's
+_GP_NOISE = (None, "white")
 _CACHE = 32  # fitted column models kept per step (mixtures are small: all kept)
 
 
@@ -124,11 +133,12 @@ class _BaleQuick(Synthesizer):
 
     _param: ClassVar[str]  # prefix of a step's tuned parameter in the trace: "b" or "C"
 
-    def __init__(self, k_range=(10, 200), visit_order=None, init_points=5, n_iter=25, optimizer_seeds=2,
-                 m=3, tuning_rows=None, max_tuning_seconds=14400, pmse_degree=3, pmse_max_design_mb=None,
+    def __init__(self, k_range=(10, 400), visit_order=None, init_points=5, n_iter=20, optimizer_seeds=1,
+                 m=5, tuning_rows=None, max_tuning_seconds=14400, pmse_degree=3, pmse_max_design_mb=None,
                  xi=0.01, clip=True, disclosure_reduction=False, disclosure_bound=3.0,
-                 disclosure_delta=None, disclosure_max_rounds=50, point_mass_share=0.5, k_step=10,
-                 pmse_form="bale_quick", fresh_seeds=False, rescore_top=3, rescore_sets=5) -> None:
+                 disclosure_delta=None, disclosure_max_rounds=50, point_mass_share=0.5, k_step=20,
+                 pmse_form="bale_quick", fresh_seeds=True, rescore_top=5, rescore_sets=10,
+                 gp_noise="white", check_sets=10) -> None:
         self.k_range = _range("k_range", k_range, int, 1)
         self.k_step = _count("k_step", k_step, 1)
         if visit_order is not None:
@@ -152,6 +162,12 @@ class _BaleQuick(Synthesizer):
         self.fresh_seeds = bool(fresh_seeds)
         self.rescore_top = _count("rescore_top", rescore_top, 0)
         self.rescore_sets = _count("rescore_sets", rescore_sets, 2)
+        if gp_noise not in _GP_NOISE:
+            raise ValueError(f"bale_quick: gp_noise must be one of {list(_GP_NOISE)}, got {gp_noise!r}")
+        self.gp_noise = gp_noise
+        self.check_sets = _count("check_sets", check_sets, 0)
+        if self.check_sets == 1:
+            raise ValueError("bale_quick: check_sets must be 0 (off) or >= 2 (an interval needs two sets), got 1")
         self.pmse_max_design_mb = None if pmse_max_design_mb is None else float(pmse_max_design_mb)
         if not float(xi) >= 0:
             raise ValueError(f"bale_quick: xi must be >= 0, got {xi!r}")
@@ -363,6 +379,10 @@ class _BaleQuick(Synthesizer):
                 opt = BayesianOptimization(f=None, pbounds=self._bounds, verbose=0, allow_duplicate_points=True,
                                            acquisition_function=ExpectedImprovement(xi=self.xi),
                                            random_state=derive_seed(self._seed, _BO, s))
+                if self.gp_noise == "white":
+                    from sklearn.gaussian_process.kernels import Matern, WhiteKernel
+
+                    opt.set_gp_params(kernel=Matern(nu=2.5) + WhiteKernel(1e-2, (1e-6, 1e1)))
             for it in range(per_seed):
                 if rows and out_of_time():
                     break
@@ -390,6 +410,7 @@ class _BaleQuick(Synthesizer):
         trace = pd.DataFrame(rows)
         names = list(self._fixed) + list(self._bounds)
         chosen = self._rescore(trace, names, out_of_time)
+        self._check(trace, names, chosen)
         self.tuning_seconds = time.perf_counter() - start
         self._real_sets.clear()
         trace["chosen"] = trace.index == chosen
@@ -424,6 +445,19 @@ class _BaleQuick(Synthesizer):
                                                        time.process_time() - t0]
         rescored = trace["rescored_objective"]
         return best if rescored.isna().all() else int(rescored.idxmax())
+
+    def _check(self, trace: pd.DataFrame, names: list[str], chosen: int) -> None:
+        """Score the kept parameter set on `check_sets` sets of seeds no evaluation and no re-scoring
+        used, after it was chosen: a ratio no selection saw (`info()`'s check_*)."""
+        self.check_ratios = np.array([])
+        self.check_cpu_seconds = 0.0
+        if self.check_sets == 0:
+            return
+        t0 = time.process_time()
+        result = self._score({k: trace.at[chosen, k].item() for k in names},
+                             self._set_seeds(_CHECK, (), self.check_sets), {})
+        self.check_ratios = result["set_ratios"]
+        self.check_cpu_seconds = time.process_time() - t0
 
     def _cast(self, key: str, value):
         if key == "K":  # the nearest point of the grid low, low + k_step, ..., high
@@ -464,6 +498,7 @@ class _BaleQuick(Synthesizer):
             "objective_ratio_sd": float(chosen["rescored_set_ratio_sd"]) / np.sqrt(self.m),
             "n_rescored": int(self.tuning_trace["rescored_objective"].notna().sum()),
             "rescore_cpu_seconds": float(self.tuning_trace["rescore_cpu_seconds"].sum()),
+            **self._check_summary(),
             "n_evaluations": len(self.tuning_trace),
             "n_distinct_evaluations": int((~self.tuning_trace["cached"]).sum()),
             "tuning_seconds": self.tuning_seconds, "hit_time_cap": self.hit_time_cap,
@@ -473,6 +508,20 @@ class _BaleQuick(Synthesizer):
             "pmse_warnings": self._warnings["pmse"], "n_decoys_added": self.n_decoys_added,
             "disclosure_converged": self.disclosure_converged,
         }
+
+    def _check_summary(self) -> dict:
+        """Mean of the check sets' ratios (the objective's pMSE form), their SD and a 95% t-interval."""
+        from scipy import stats
+
+        r = self.check_ratios
+        if r.size == 0:
+            return {"check_sets": 0, "check_mean_pmse_ratio": None, "check_set_ratio_sd": None,
+                    "check_ci95": None, "check_cpu_seconds": 0.0}
+        sd = float(r.std(ddof=1))
+        half = float(stats.t.ppf(0.975, r.size - 1) * sd / np.sqrt(r.size))
+        return {"check_sets": int(r.size), "check_mean_pmse_ratio": float(r.mean()), "check_set_ratio_sd": sd,
+                "check_ci95": [float(r.mean() - half), float(r.mean() + half)],
+                "check_cpu_seconds": self.check_cpu_seconds}
 
     # ---- attribute-disclosure reduction ----------------------------------------------------
     def _check_disclosure_schema(self, schema) -> None:
@@ -497,16 +546,17 @@ class BQCart(_BaleQuick):
 
     _param = "b"
 
-    def __init__(self, leaf_range=(10, 350), k_range=(10, 200), visit_order=None, init_points=5, n_iter=25,
-                 optimizer_seeds=2, m=3, tuning_rows=None, max_tuning_seconds=14400, pmse_degree=3,
+    def __init__(self, leaf_range=(10, 350), k_range=(10, 400), visit_order=None, init_points=5, n_iter=20,
+                 optimizer_seeds=1, m=5, tuning_rows=None, max_tuning_seconds=14400, pmse_degree=3,
                  pmse_max_design_mb=None, xi=0.01, clip=True, disclosure_reduction=False, disclosure_bound=3.0,
-                 disclosure_delta=None, disclosure_max_rounds=50, point_mass_share=0.5, k_step=10,
-                 pmse_form="bale_quick", fresh_seeds=False, rescore_top=3, rescore_sets=5) -> None:
+                 disclosure_delta=None, disclosure_max_rounds=50, point_mass_share=0.5, k_step=20,
+                 pmse_form="bale_quick", fresh_seeds=True, rescore_top=5, rescore_sets=10, gp_noise="white",
+                 check_sets=10) -> None:
         self.leaf_range = _range("leaf_range", leaf_range, int, 1)
         super().__init__(k_range, visit_order, init_points, n_iter, optimizer_seeds, m, tuning_rows,
                          max_tuning_seconds, pmse_degree, pmse_max_design_mb, xi, clip, disclosure_reduction,
                          disclosure_bound, disclosure_delta, disclosure_max_rounds, point_mass_share, k_step,
-                         pmse_form, fresh_seeds, rescore_top, rescore_sets)
+                         pmse_form, fresh_seeds, rescore_top, rescore_sets, gp_noise, check_sets)
 
     def _step_bounds(self):
         return self.leaf_range[0], self.leaf_range[1], int
@@ -526,12 +576,12 @@ class BQMNL(_BaleQuick):
 
     _param = "C"
 
-    def __init__(self, c_range=(0.001, 3.0), poly_degree=3, max_iter=10, tol=1e-4, k_range=(10, 200),
-                 visit_order=None, init_points=5, n_iter=25, optimizer_seeds=2, m=3, tuning_rows=None,
+    def __init__(self, c_range=(0.001, 3.0), poly_degree=3, max_iter=10, tol=1e-4, k_range=(10, 400),
+                 visit_order=None, init_points=5, n_iter=20, optimizer_seeds=1, m=5, tuning_rows=None,
                  max_tuning_seconds=14400, pmse_degree=3, pmse_max_design_mb=None, xi=0.01, clip=True,
                  disclosure_reduction=False, disclosure_bound=3.0, disclosure_delta=None,
-                 disclosure_max_rounds=50, point_mass_share=0.5, k_step=10, c_grid=9, pmse_form="bale_quick",
-                 fresh_seeds=False, rescore_top=3, rescore_sets=5) -> None:
+                 disclosure_max_rounds=50, point_mass_share=0.5, k_step=20, c_grid=9, pmse_form="bale_quick",
+                 fresh_seeds=True, rescore_top=5, rescore_sets=10, gp_noise="white", check_sets=10) -> None:
         lo, hi = _range("c_range", c_range, float, 0.0)
         if lo <= 0:
             raise ValueError(f"bale_quick: c_range must be positive, got {c_range!r}")
@@ -546,7 +596,7 @@ class BQMNL(_BaleQuick):
         super().__init__(k_range, visit_order, init_points, n_iter, optimizer_seeds, m, tuning_rows,
                          max_tuning_seconds, pmse_degree, pmse_max_design_mb, xi, clip, disclosure_reduction,
                          disclosure_bound, disclosure_delta, disclosure_max_rounds, point_mass_share, k_step,
-                         pmse_form, fresh_seeds, rescore_top, rescore_sets)
+                         pmse_form, fresh_seeds, rescore_top, rescore_sets, gp_noise, check_sets)
 
     def _step_bounds(self):  # the optimiser searches log10 C
         return float(np.log10(self.c_range[0])), float(np.log10(self.c_range[1])), float

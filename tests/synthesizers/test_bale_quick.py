@@ -18,8 +18,10 @@ from holdbench.synthesizers._bq_models import Encoded, Step, encode, release
 from holdbench.synthesizers.bale_quick import BQMNL, BQCart
 from holdbench.synthesizers.base import FitContext
 
+# the search these tests were written for: common random numbers, bayes_opt's own GP, no check sets
+# (the robustness options are tested in test_bale_quick_tuning.py)
 TINY = {"k_range": (2, 6), "init_points": 2, "n_iter": 1, "optimizer_seeds": 1, "m": 1, "pmse_degree": 2,
-        "rescore_top": 2, "rescore_sets": 2}
+        "rescore_top": 2, "rescore_sets": 2, "fresh_seeds": False, "gp_noise": None, "check_sets": 0}
 
 
 def _cart(**kw) -> BQCart:

@@ -17,7 +17,8 @@ import pytest
 from holdbench.synthesizers.bale_quick import BQCart
 
 TINY = {"k_range": (2, 6), "init_points": 2, "n_iter": 1, "optimizer_seeds": 1, "m": 1, "pmse_degree": 2,
-        "leaf_range": (10, 60), "rescore_top": 2, "rescore_sets": 2}
+        "leaf_range": (10, 60), "rescore_top": 2, "rescore_sets": 2, "check_sets": 0, "fresh_seeds": False,
+        "gp_noise": None}
 
 
 def _spy_pmse(monkeypatch) -> list:
@@ -169,10 +170,64 @@ def test_time_cap_skips_rescoring(train, fit_ctx):
     ({"rescore_top": -1}, "rescore_top"),
     ({"rescore_sets": 1}, "rescore_sets"),
     ({"tuning_rows": 1}, "tuning_rows"),
+    ({"check_sets": 1}, "check_sets"),
+    ({"gp_noise": "whitenoise"}, "gp_noise"),
 ])
 def test_bad_tuning_options(kw, word):
     with pytest.raises(ValueError, match=word):
         BQCart(**kw)
+
+
+def test_check_sets_score_the_kept_point_on_sets_no_selection_saw(train, fit_ctx, monkeypatch):
+    """After the choice, the kept parameters are scored on check_sets sets of their own seeds:
+    info's check_* are those sets' mean, SD and 95% t-interval, and no check set is a search or
+    re-scoring set."""
+    from scipy import stats
+
+    seen = _spy_pmse(monkeypatch)
+    draws = _first_draws(monkeypatch)
+    synth = BQCart(**{**TINY, "m": 2, "rescore_top": 2, "rescore_sets": 3, "check_sets": 4})
+    synth.fit(train, fit_ctx())
+    info = synth.info()
+    n_search = 2 * int((~synth.tuning_trace["cached"]).sum())
+    assert len(seen) == n_search + 2 * 3 + 4
+    ratios = np.array([sc.ratio_bq for _, _, sc, _ in seen[-4:]])
+    assert info["check_sets"] == 4
+    assert info["check_mean_pmse_ratio"] == pytest.approx(ratios.mean(), rel=1e-12)
+    assert info["check_set_ratio_sd"] == pytest.approx(ratios.std(ddof=1), rel=1e-12)
+    half = stats.t.ppf(0.975, 3) * ratios.std(ddof=1) / 2
+    assert info["check_ci95"] == pytest.approx([ratios.mean() - half, ratios.mean() + half], rel=1e-12)
+    assert len(set(draws[-4:])) == 4 and not set(draws[-4:]) & set(draws[:-4])
+    # the check sets are drawn from the kept parameters' models
+    _, models = synth._build(synth.best_params)
+    assert all(a is b for a, b in zip(models, synth._step_models, strict=True))
+    off = BQCart(**TINY)
+    off.fit(train, fit_ctx())
+    assert off.info()["check_sets"] == 0 and off.info()["check_mean_pmse_ratio"] is None
+
+
+def test_white_noise_surrogate_changes_the_gp_and_only_it(train, fit_ctx, monkeypatch):
+    """gp_noise 'white' gives bayes_opt's GP a Matern + WhiteKernel kernel; the default keeps
+    bayes_opt's own GP (no WhiteKernel)."""
+    from bayes_opt import BayesianOptimization
+    from sklearn.gaussian_process.kernels import WhiteKernel
+
+    kernels = []
+    real = BayesianOptimization.suggest
+
+    def spy(self, *a, **kw):
+        out = real(self, *a, **kw)
+        kernels.append(self._gp.kernel_)
+        return out
+
+    monkeypatch.setattr(BayesianOptimization, "suggest", spy)
+    for noise in (None, "white"):
+        kernels.clear()
+        BQCart(**{**TINY, "n_iter": 2, "gp_noise": noise}).fit(train, fit_ctx())
+        assert len(kernels) == 2
+        has_white = ["WhiteKernel" in repr(k) for k in kernels]
+        assert all(has_white) if noise == "white" else not any(has_white), (noise, kernels)
+    assert WhiteKernel  # the kernel class the option names
 
 
 def test_saga_l1_is_the_old_penalty_l1_without_a_future_warning():
