@@ -32,8 +32,9 @@ def _load(args) -> int:
 
             data = load_sequential(name)  # every check of both files (not cached: read in a few seconds)
             spec = data.spec
-            print(f"{name}: {data.n_subjects:,} subjects x {len(spec.subject_columns)} columns, {data.n_events:,} "
-                  f"events x {len(spec.event_columns)} columns (key {spec.key!r}, order {list(spec.order)}) "
+            attrs = f"{len(spec.subject_columns)} columns" if spec.has_subjects else "no attributes"
+            print(f"{name}: {data.n_subjects:,} subjects x {attrs}, {data.n_events:,} "
+                  f"events x {len(spec.event_columns)} columns (key {spec.key!r}, order {spec.order_label}) "
                   f"in {time.perf_counter() - t0:.2f} s")
             continue
         df = load_dataset(name, use_cache=not args.no_cache)
