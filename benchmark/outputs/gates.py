@@ -447,7 +447,18 @@ def judge_cell(cell, gates: Gates, specs: list) -> list[dict]:
         return [_row(cell, t.name, math.nan, t.threshold, math.nan, NA, "holdout reference row (S = H): not judged",
                      "the holdout reference row (S = H), the yardstick") for t in gates.targets]
     by_name = metric_names(specs)
-    return [_judge_test(cell, t) if t.test else _judge_metric(cell, t, by_name) for t in gates.targets]
+    rows = [_judge_test(cell, t) if t.test else _judge_metric(cell, t, by_name) for t in gates.targets]
+    if cell.metrics.get(AUDIT_TARGET.metric) is not None and AUDIT_TARGET.name not in {t.name for t in gates.targets}:
+        row = _judge_metric(cell, AUDIT_TARGET, by_name)
+        row["detail"] = f"{row['detail']}; {cell.metrics.get('audit_evidence') or ''}".rstrip("; ")
+        rows.append(row)
+    return rows
+
+
+#: judged for every cell whose metrics hold it (a DP generator's cell in a study with the `audit` family,
+#: holdbench.metrics.audit): its audited ε lower bound must not exceed the ε it was configured with
+AUDIT_TARGET = Target("audited_epsilon", metric="audit_epsilon_excess", max=0.0,
+                      description="a DP generator's audited ε lower bound is at most its configured ε")
 
 
 def verdicts(results, gates: Gates) -> pd.DataFrame:

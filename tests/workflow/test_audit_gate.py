@@ -1,0 +1,33 @@
+"""`holdbench check`'s audit gate (holdbench.benchmark.outputs.gates.AUDIT_TARGET): a DP cell whose audited
+ε lower bound exceeds its configured ε fails, with the attack's counts as evidence; a DP cell within its ε
+passes; a cell without a configured ε (audit_epsilon_excess absent) gets no audit row."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from holdbench.benchmark.outputs.gates import FAIL, PASS, Gates, judge_cell
+from holdbench.metrics.audit import AuditResult
+from holdbench.metrics.registry import specs_of
+
+
+def cell(metrics: dict) -> SimpleNamespace:
+    return SimpleNamespace(cell_id="audit/adult/seed0/x", dataset="adult", synthesizer="x", seed=0,
+                           status={"status": "ok"}, metrics=metrics)
+
+
+def rows(metrics: dict) -> dict:
+    out = judge_cell(cell(metrics), Gates(source="<test>", targets=()), specs_of(AuditResult))
+    return {r["target"]: r for r in out}
+
+
+def test_dp_cell_over_its_epsilon_fails_with_the_evidence():
+    got = rows({"audit_epsilon_lower": 1.3, "audit_epsilon_excess": 1.2,
+                "audit_evidence": "target 1: 20 of 20 member fits and 0 of 20 non-member fits called member"})
+    assert got["audited_epsilon"]["verdict"] == FAIL
+    assert "20 of 20 member fits" in got["audited_epsilon"]["detail"]
+
+
+def test_dp_cell_within_its_epsilon_passes_and_non_dp_cells_are_not_judged():
+    assert rows({"audit_epsilon_lower": 0.0, "audit_epsilon_excess": -1.0})["audited_epsilon"]["verdict"] == PASS
+    assert rows({"audit_epsilon_lower": 2.0, "audit_epsilon_excess": None}) == {}
