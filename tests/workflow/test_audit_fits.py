@@ -1,0 +1,60 @@
+"""The audit's shadow-fit jobs (holdbench.benchmark.workflow.audit.do_fits) on a tiny study directory: a rerun
+computes only the missing fits, a changed generator config recomputes them all, every fit file carries its
+cell, and the evaluate payload tells the audit family the fit files and the configured ε."""
+
+from __future__ import annotations
+
+import json
+
+from holdbench.benchmark.config import synthesizer_config
+from holdbench.benchmark.data.demo import make_demo
+from holdbench.benchmark.data.tables import dataset_schema
+from holdbench.benchmark.layout import StudyLayout
+from holdbench.benchmark.workflow import audit
+from holdbench.benchmark.workflow.cellconfig import synth_snapshot
+from holdbench.contracts.io import write_json, write_parquet
+
+SETTINGS = {"_target_": "holdbench.metrics.audit.Audit", "columns": {"demo": ["age", "education", "debt"]},
+            "n_targets": 2, "reference_rows": 100, "n_fits_train": 10, "n_fits_test": 10, "fits_per_job": 20}
+
+
+def study(tmp_path, synth="flip10", **params):
+    lay = StudyLayout(tmp_path / "s")
+    table, schema = make_demo(600), dataset_schema("demo")
+    write_parquet(lay.train("demo", 0), table.iloc[:300].reset_index(drop=True))
+    write_parquet(lay.holdout("demo", 0), table.iloc[300:].reset_index(drop=True))
+    write_json(lay.schema("demo", 0), schema.to_dict())
+    write_json(lay.metrics_config, {"n_jobs": 1, "seed": 0, "families": {"audit": SETTINGS}})
+    write_json(lay.synth_config(synth), synth_snapshot(synthesizer_config(synth, None, params=params), 100))
+    return lay
+
+
+def test_rerun_computes_only_missing_fits_and_a_new_config_all(tmp_path):
+    lay = study(tmp_path)
+    first = audit.do_fits(lay.root, "demo", 0, "flip10", 0)
+    assert first["failed"] == "" and first["computed"] == list(range(20))
+    audit.fit_file(lay, "demo", 0, "flip10", 7).unlink()
+    again = audit.do_fits(lay.root, "demo", 0, "flip10", 0)
+    assert again["computed"] == [7] and len(again["kept"]) == 19
+    study(tmp_path, p=0.3)  # the same synthesizer name, another setting: every fit is stale
+    assert audit.do_fits(lay.root, "demo", 0, "flip10", 0)["computed"] == list(range(20))
+
+
+def test_evaluate_payload_names_the_cells_fits_and_epsilon(tmp_path):
+    lay = study(tmp_path)
+    audit.do_fits(lay.root, "demo", 0, "flip10", 0)
+    cfg = audit.with_audit(json.loads(lay.metrics_config.read_text()), lay, "demo", 0, "flip10")
+    cell = cfg["families"]["audit"]["cell"]
+    assert cell["epsilon"] is None and cell["failed"] == ""
+    assert cell["fits"] == [str(audit.fit_file(lay, "demo", 0, "flip10", j)) for j in range(20)]
+    assert all(str(lay.cell_dir("demo", 0, "flip10")) in f for f in cell["fits"])
+
+
+def test_a_failing_generator_is_recorded_in_the_chunk(tmp_path):
+    lay = study(tmp_path)
+    bad = {**SETTINGS, "columns": {"demo": ["age", "no_such_column"]}}
+    write_json(lay.metrics_config, {"n_jobs": 1, "seed": 0, "families": {"audit": bad}})
+    rec = audit.do_fits(lay.root, "demo", 0, "flip10", 0)
+    assert "no_such_column" in rec["failed"]
+    cfg = audit.with_audit(json.loads(lay.metrics_config.read_text()), lay, "demo", 0, "flip10")
+    assert "no_such_column" in cfg["families"]["audit"]["cell"]["failed"]
