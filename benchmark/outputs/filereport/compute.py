@@ -142,9 +142,8 @@ def views(inputs, shared: Shared, ev: Evaluation, n_jobs: int, unmask: bool) -> 
                        "holdout": shared.counts["holdout"], "synthetic": counts}
     v["association"] = {"columns": shared.columns, "train": shared.assoc["train"], "holdout": shared.assoc["holdout"],
                         "synthetic": assoc,
-                        "mean_abs_diff_synthetic": float(np.nanmean(np.abs(_off(assoc - shared.assoc["train"])))),
-                        "mean_abs_diff_holdout": float(np.nanmean(np.abs(_off(shared.assoc["holdout"]
-                                                                              - shared.assoc["train"]))))}
+                        "mean_abs_diff_synthetic": _mean_abs_off(assoc - shared.assoc["train"]),
+                        "mean_abs_diff_holdout": _mean_abs_off(shared.assoc["holdout"] - shared.assoc["train"])}
     v["diagnostics"] = diagnostics(inputs, ev.name)
     ev.seconds["views"] = time.process_time() - t0
     t1 = time.process_time()
@@ -152,6 +151,8 @@ def views(inputs, shared: Shared, ev: Evaluation, n_jobs: int, unmask: bool) -> 
     ev.seconds["exposure"] = time.process_time() - t1
 
 
-def _off(m: np.ndarray) -> np.ndarray:
-    """The off-diagonal entries of a square matrix."""
-    return m[~np.eye(len(m), dtype=bool)] if len(m) > 1 else np.array([np.nan])
+def _mean_abs_off(m: np.ndarray) -> float:
+    """Mean absolute off-diagonal entry of a square matrix over the defined ones (NaN when none is)."""
+    v = np.abs(m[~np.eye(len(m), dtype=bool)])
+    v = v[~np.isnan(v)]
+    return float(v.mean()) if len(v) else float("nan")

@@ -1,0 +1,86 @@
+"""Bad input to `holdbench report`: a clear error before any work (exit 2, nothing written), or a report
+that says what it could not compute and why."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pandas as pd
+import pytest
+
+from holdbench.benchmark.cli import main
+from tests.report.conftest import FAST
+
+
+def _run(files, out, *synthetic, extra=()):
+    argv = ["report", "--train", str(files["train"]), "--holdout", str(files["holdout"]), "--synthetic",
+            *map(str, synthetic), "--out", str(out), "--metrics", "demo", *extra]
+    return main(argv + [x for o in FAST for x in ("--set", o)])
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    (None, "columns differ from T"),
+    ("", "cannot be read as a table"),
+    ("age,hours,education,job,income\n", "a header but no rows"),
+    (b"age,hours,education,job,income\n30,40,\xff\xfe caf\xe9,job1,<=50K\n", "cannot be read as a table"),
+])
+def test_refused_before_any_work(files, tmp_path, capsys, content, says):
+    bad = tmp_path / "bad.csv"
+    if content is None:  # columns differ: one missing, one extra, both named
+        pd.read_csv(files["fresh"]).rename(columns={"job": "occupation"}).to_csv(bad, index=False)
+    elif isinstance(content, bytes):
+        bad.write_bytes(content)
+    else:
+        bad.write_text(content)
+    out = tmp_path / "out"
+    assert _run(files, out, bad) == 2
+    err = capsys.readouterr().err
+    assert says in err and str(bad) in err
+    if content is None:
+        assert "missing ['job']" in err and "unexpected ['occupation']" in err
+    assert not (out / "report.html").exists()
+
+
+def test_missing_target_and_too_many_rows(files, tmp_path, capsys):
+    assert _run(files, tmp_path / "o", files["fresh"], extra=("--target", "salary")) == 2
+    assert "--target 'salary' is not a column of T" in capsys.readouterr().err
+    # an S above --max-rows (default 2,000,000: a 10-million-row S) is refused from a row count, unread
+    big = tmp_path / "big.csv.gz"
+    with gzip.open(big, "wt") as fh:
+        fh.write(pd.read_csv(files["fresh"]).to_csv(index=False))
+    assert _run(files, tmp_path / "o", big, extra=("--max-rows", "399")) == 2
+    err = capsys.readouterr().err
+    assert "about 400 rows, more than --max-rows 399" in err and str(big) in err
+
+
+def test_types_formulas_and_markup_are_reported_and_escaped(files, tmp_path):
+    s = pd.read_csv(files["fresh"])
+    s["age"] = s["age"].astype(object)
+    s.loc[:9, "age"] = "unknown"  # text in a numeric column: read as missing, counted
+    s.loc[0, "job"] = "=cmd|' /C calc'!A0"
+    s.loc[1, "job"] = "<script>alert(1)</script>"
+    bad = tmp_path / "typed.csv"
+    s.to_csv(bad, index=False)
+    out = tmp_path / "out"
+    assert _run(files, out, bad) in (0, 1)
+    rep = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    changed = rep["synthetic"]["typed"]["views"]["diagnostics"]["changed_types"]
+    assert [c["column"] for c in changed] == ["age"] and changed[0]["read_as_missing"] == 10
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "=cmd|" not in html.replace("&#x27;=cmd|", "")  # a formula only with its neutralising quote
+    assert "&#x27;=cmd|" in html
+
+
+def test_a_single_synthetic_row_gives_a_report_saying_what_is_missing(files, tmp_path):
+    one = tmp_path / "one.csv"
+    pd.read_csv(files["fresh"]).head(1).to_csv(one, index=False)
+    out = tmp_path / "out"
+    assert _run(files, out, one) == 0  # no gate can be judged on one record: n/a (a failure with --strict)
+    rep = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    rows = rep["synthetic"]["one"]["verdict"]["rows"]
+    assert {r["verdict"] for r in rows if r["gate"] != "dcr_share_interval"} == {"n/a"}
+    assert any("fewer than 2 records" in r["why"] for r in rows)
+    assert "Not computed, and why" in (out / "report.html").read_text(encoding="utf-8")
+    assert _run(files, tmp_path / "strict", one, extra=("--strict",)) == 1

@@ -1,0 +1,82 @@
+"""`holdbench report` on files: a leaky, a shuffled and an independent candidate of one made-up table."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from holdbench.benchmark.cli import main
+from tests.report.conftest import FAST
+
+
+@pytest.fixture(scope="module")
+def report(files, tmp_path_factory):
+    out = tmp_path_factory.mktemp("report_out")
+    argv = ["report", "--train", str(files["train"]), "--holdout", str(files["holdout"]), "--synthetic",
+            str(files["fresh"]), f"leak={files['leaky']}", str(files["shuffled"]), "--target", "income",
+            "--metrics", "demo", "--out", str(out)] + [x for o in FAST for x in ("--set", o)]
+    code = main(argv)
+    rep = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    return code, rep, (out / "report.html").read_text(encoding="utf-8"), (out / "summary.md").read_text()
+
+
+def test_exit_status_and_verdicts(report):
+    code, rep, _, _ = report
+    verdicts = {n: s["verdict"]["verdict"] for n, s in rep["synthetic"].items()}
+    assert verdicts == {"fresh": "pass", "leak": "FAIL", "shuffled": verdicts["shuffled"]}
+    assert code == 1 == rep["exit_code"]  # one S fails a gate: the pipeline stops
+    assert "dcr_distribution" in rep["synthetic"]["leak"]["verdict"]["failed"]
+
+
+def test_ranking_puts_the_leaky_copy_last_and_says_how(report):
+    _, rep, html, summary = report
+    order = rep["ranking"]["order"]
+    assert order[-1] == "leak" and order[0] == "fresh"
+    assert "mean of their ranks" in rep["ranking"]["aggregation"]
+    # the copy of T has the best F ratios... of 0 distance, but it fails the gates: never "best" without saying so
+    f2 = next(r for r in rep["ranking"]["rows"] if r["metric"] == "F2_ratio")
+    for row in rep["ranking"]["rows"]:
+        for name in row["best"]:
+            failing = rep["synthetic"][name]["verdict"]["verdict"] == "FAIL"
+            assert (name in row["best_fails_gates"]) == failing
+    assert f2["values"]["shuffled"] > f2["values"]["fresh"]  # no pair trend kept
+    assert "best, but S fails the gates" in html and "(best, but S fails the gates)" in summary \
+        or not any(r["best_fails_gates"] for r in rep["ranking"]["rows"])
+
+
+def test_exposed_records_point_at_the_copied_rows(report):
+    _, rep, html, _ = report
+    leak = rep["synthetic"]["leak"]["views"]["exposure"]
+    fresh = rep["synthetic"]["fresh"]["views"]["exposure"]
+    assert leak["train_exact_match_rate"] == 1.0 and fresh["train_exact_match_rate"] < 0.2
+    top = leak["records"][0]
+    assert top["d_synthetic"] == 0 and top["n_copies"] >= 1 and top["percentile"] < 0.2
+    assert leak["masked"] and set(top["values"].values()) == {"•••"}
+    assert "--unmask" in html
+    diag = rep["synthetic"]["leak"]["views"]["diagnostics"]
+    assert diag["copies_of_train_synthetic"] == 400 and diag["share_copies_of_train_holdout"] < 0.05
+
+
+def test_every_part_is_in_the_page(report):
+    _, rep, html, _ = report
+    for part in ("verdict", "columns", "trends", "diagnostics", "privacy", "utility", "all"):
+        assert f'id="{part}"' in html
+    figs = re.findall(r'<figure class="hb-figure" id="([^"]+)"><svg', html)
+    assert len(figs) == len(set(figs))
+    assert {"fig-col-0", "fig-assoc-s0", "fig-dcr-s1", "fig-roc-s1", "fig-nndr-s0"} <= set(figs)
+    assert html.count('class="hb-sortable"') >= 8
+    assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html  # no network
+    shapes = rep["synthetic"]["shuffled"]["views"]["columns"]
+    assert [c["tvd_synthetic"] for c in shapes] == sorted((c["tvd_synthetic"] for c in shapes), reverse=True)
+    a = rep["synthetic"]["shuffled"]["views"]["association"]
+    assert a["mean_abs_diff_synthetic"] > a["mean_abs_diff_holdout"]  # shuffling breaks the pairs
+    assert rep["synthetic"]["fresh"]["metrics"]["tstr_auc_ratio"] is not None
+
+
+def test_study_name_and_file_options_are_a_usage_error(files, capsys):
+    assert main(["report", "paper", "--train", str(files["train"])]) == 2
+    assert "file form" in capsys.readouterr().err
+    assert main(["report", "--train", str(files["train"]), "--holdout", str(files["holdout"])]) == 2
+    assert "missing --synthetic, --out" in capsys.readouterr().err
