@@ -37,11 +37,11 @@ class SequentialResult:
         meaning="TVD of the sequence-length distribution T vs S / T vs H (floored at 0.01); 0 = lengths copied "
                 "from T.")
     seq_distinct_ratio: float = metric(
-        "Distinct categories per sequence ratio", "fidelity", direction="ideal", ideal=1.0, digits=3,
+        "Distinct categories per sequence ratio", "fidelity", direction="ideal", ideal=1.0, digits=3, headline=True,
         meaning="mostlyai-qa's coherence part: mean over event columns of the TVD of the number of distinct "
                 "categories (bins) a sequence takes, T vs S / the same for H (floored at 0.01).")
     seq_category_ratio: float = metric(
-        "Sequences per category ratio", "fidelity", direction="ideal", ideal=1.0, digits=3,
+        "Sequences per category ratio", "fidelity", direction="ideal", ideal=1.0, digits=3, headline=True,
         meaning="mostlyai-qa's coherence part: mean over event columns of the TVD of the number of sequences "
                 "holding each category (T's top 9 bins and the rest), T vs S / the same for H (floored at 0.01).")
     seq_gap_ratio: float = metric(
