@@ -16,7 +16,6 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
-
 from holdbench.contracts import plugin_env
 from holdbench.metrics.evaluate import kinds_from_dtypes
 from holdbench.metrics.fidelity import FidelityModel
@@ -34,6 +33,7 @@ def _tables(seed: int = 5):
     return draw(300, [0.4, 0.3, 0.2, 0.1]), draw(150, [0.4, 0.3, 0.2, 0.1]), draw(300, [0.25] * 4)
 
 
+@pytest.mark.slow  # about 9 CPU seconds, most of them importing mostlyai-qa's stack
 def test_mostlyai_accuracy_equals_holdbench_tvd_against_t_and_h(tmp_path):
     plugin = plugin_env.get("mostlyai_qa")
     why = plugin.unavailable()
