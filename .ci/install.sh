@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Install holdbench and everything it needs on a fresh Debian machine (idempotent).
 #   bash .ci/install.sh                  R (base, rpart) for the rpy2 bridge, Chromium for the MLflow UI
-#                                        and report browser tests (Playwright drives it; no browser download), CPU torch, holdbench, the plug-in venvs (anonymeter,
-#                                        the DP and forest generators); and R's synthpop, built offline
+#                                        and report browser tests (Playwright drives Debian's chromium; no
+#                                        browser download), CPU torch, holdbench, the plug-in venvs
+#                                        (anonymeter, mostlyai-qa, the DP and forest generators); and R's
+#                                        synthpop, built offline
 #                                        from ../shared/r-packages/ when that folder is there
 #   bash .ci/install.sh --synthpop-from DIR
 #                                        R's synthpop built from DIR (the CRAN sources of synthpop and of
