@@ -53,6 +53,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--metrics", help="file mode: metrics config conf/metrics/<name>.yaml (default: default; "
                                      "sequential for subject + event pairs)")
     add_pair_arguments(p)
+    p.add_argument("--from-json", metavar="FILE",
+                   help="judge the evaluation JSON `holdbench evaluate --out FILE` wrote, without computing again")
     p.add_argument("--skip", action="append", default=[], metavar="FAMILY",
                    help="file mode: leave out a metric family of the config (repeatable)")
     p.set_defaults(func=run)
@@ -184,6 +186,32 @@ def _file_results(args: argparse.Namespace, gates):
     return _one_cell(args.dataset, Path(args.synthetic), res, specs, "flat")
 
 
+def _run_from_json(args: argparse.Namespace) -> int:
+    """`holdbench check --from-json m.json`: the gates on a saved evaluation (its metrics and artifact tables)."""
+    from holdbench.benchmark.config import build_metric_families, load_group, to_container
+    from holdbench.benchmark.outputs.filereport import read_evaluation
+    from holdbench.benchmark.outputs.filereport.compute import Evaluation
+    from holdbench.benchmark.outputs.filereport.verdicts import file_results
+    from holdbench.benchmark.outputs.gates import DEFAULT_GATES, load_gates
+    from holdbench.metrics.registry import specs_of
+
+    other = [o for o in ("study", "train", "holdout", "synthetic", "cell") if getattr(args, o, None)]
+    if other or pair_mode(args):
+        raise ValueError(f"--from-json judges a saved evaluation; it takes no {', '.join(other) or 'pair options'}")
+    metrics, artifacts = read_evaluation(args.from_json, None)
+    sequential = any(str(k).startswith("seq_") for k in metrics)
+    cfg = to_container(load_group("metrics", args.metrics or ("sequential" if sequential else "default")))
+    saved = set(str(metrics.get("families") or "").split(","))
+    families = build_metric_families({**cfg, "families": {k: v for k, v in (cfg.get("families") or {}).items()
+                                                          if v is not None and k in saved}})
+    specs = [sp for f in families for sp in specs_of(f.result_type)]
+    gates = load_gates(args.gates or DEFAULT_GATES["sequential" if sequential else "flat"])
+    name = Path(str(metrics.get("synthetic") or metrics.get("synthetic_events") or args.from_json)).name
+    results = file_results([Evaluation(name, metrics, artifacts)], specs, "sequential" if sequential else "flat",
+                           metrics.get("dataset"))
+    return _judge(args, results, gates, [])
+
+
 def _one_cell(dataset: str | None, synthetic: Path, res, specs: list, kind: str):
     """A one-cell StudyResults of an evaluation of files (named after the synthetic file)."""
     from holdbench.benchmark.layout import StudyLayout
@@ -217,17 +245,10 @@ def render(table: pd.DataFrame) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from holdbench.benchmark.outputs.gates import (
-        DEFAULT_GATES,
-        FAIL,
-        NA,
-        PASS,
-        cell_verdicts,
-        default_gates,
-        load_gates,
-        verdicts,
-    )
+    from holdbench.benchmark.outputs.gates import DEFAULT_GATES, default_gates, load_gates
 
+    if args.from_json:
+        return _run_from_json(args)
     file_mode = any((args.train, args.holdout, args.synthetic)) or pair_mode(args)
     if file_mode and args.study:
         raise ValueError("name a study or give --train/--holdout/--synthetic (or the pairs), not both")
@@ -251,6 +272,13 @@ def run(args: argparse.Namespace) -> int:
         gates = load_gates(args.gates or default_gates(results.study))
         results = _select(results, args.cell)
         results, unfinished = _unfinished(results, bool(args.cell))
+    return _judge(args, results, gates, unfinished)
+
+
+def _judge(args: argparse.Namespace, results, gates, unfinished: list[str]) -> int:
+    """Print the verdict table of `results` under `gates` (and write --out); 1 when a target fails."""
+    from holdbench.benchmark.outputs.gates import FAIL, NA, PASS, cell_verdicts, verdicts
+
     table = verdicts(results, gates)
     print(f"holdbench check: {gates.source} on {len(results.cells)} cell(s) of {results.name}")
     print(render(table))

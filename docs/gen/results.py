@@ -259,9 +259,18 @@ PAGES = {
         "the fit and sample time of the differentially private and forest-based generators, and the "
         "benchmark scripts' figures. Times "
         "were taken on a 2-core machine shared with other jobs; each footer names the run.")),
+    "results/audit.md": (
+        "The audit study",
+        ("The `audit` study (`holdbench run audit`) attacks each cell's most vulnerable records one at a time "
+         "with shadow models fitted with and without them, and turns the attack's counts into a lower bound on "
+         "ε (Clopper-Pearson; [definition](../definitions/attacks.md#audit-worst-case-membership-and-an-empirical-"
+         "epsilon), [guide](../guides/audit.md)). For a DP generator the bound stands beside the ε it was "
+         "configured with; the population panel's best membership-inference AUC stands beside the per-target "
+         "AUC.")),
 }
 
 STUDY_PAGE = {
+    "audit": "results/audit.md",
     "demo": "results/index.md",
     "references": "results/index.md",
     "paper": "results/paper.md",
@@ -388,9 +397,12 @@ FIGURES = {
               ("tradeoff.png", "F3 ratio against DCR share, every dataset"),
               ("attacks.png", "The membership-inference attack panel")],
     "frontier": [("frontier_{dataset}.png", "{dataset}: F3 ratio against best MIA AUC and DCR share")],
+    "audit": [("audit_{dataset}.png", "{dataset}: configured ε against the audited ε lower bound")],
 }
 
 FIGURE_NOTE = {
+    "audit": "Drawn by `holdbench report audit` from the cells of the run in the tables above: the diagonal is "
+             "audited = configured ε; generators without an ε stand in the right-hand column.",
     "paper": "Drawn by `holdbench report paper` from the cells of the run in the first table above (synthpop "
              "skipped there).",
     "frontier": "Drawn by `holdbench report frontier` from the cells of the run in the table above: "

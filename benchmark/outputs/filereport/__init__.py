@@ -109,8 +109,9 @@ def prepare_out(out: Path, inputs: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
-def read_evaluation(path: str, synthetic: str) -> tuple[dict, dict]:
-    """(metrics, artifacts) of an evaluation JSON (`holdbench evaluate --out`); it must be of this S."""
+def read_evaluation(path: str, synthetic: str | None) -> tuple[dict, dict]:
+    """(metrics, artifacts) of an evaluation JSON (`holdbench evaluate --out`); it must be of S `synthetic`
+    when one is named."""
     import json
 
     import pandas as pd
@@ -121,7 +122,7 @@ def read_evaluation(path: str, synthetic: str) -> tuple[dict, dict]:
         raise ValueError(f"--from-json {path}: cannot be read as JSON: {exc}") from None
     if not isinstance(d, dict) or "families" not in d:
         raise ValueError(f"--from-json {path}: not an evaluation JSON of `holdbench evaluate --out`")
-    if d.get("synthetic") and Path(d["synthetic"]).resolve() != Path(synthetic).resolve():
+    if synthetic and d.get("synthetic") and Path(d["synthetic"]).resolve() != Path(synthetic).resolve():
         raise ValueError(f"--from-json {path}: it evaluates {d['synthetic']}, not {synthetic}")
     arts = {k: pd.DataFrame(v) for k, v in (d.pop("artifacts", None) or {}).items()}
     if not arts:

@@ -28,7 +28,7 @@ def _column(col: str, kind: str, train: pd.Series, other: pd.Series) -> dict:
         vals = other.dropna().astype(str)
         unseen = vals[~vals.isin(seen)]
         out["outside_range"] = None
-        out["unseen_categories"] = int(len(unseen))
+        out["unseen_categories"] = len(unseen)
         out["unseen_examples"] = [str(v) for v in unseen.value_counts().index[:5]]
     return out
 

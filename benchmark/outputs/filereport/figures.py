@@ -32,7 +32,7 @@ def svg(fig) -> str:
     plt.close(fig)
     text = buf.getvalue()
     text = text[text.index("<svg"):]
-    return re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
+    return re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.DOTALL)
 
 
 def s_color(i: int) -> str:

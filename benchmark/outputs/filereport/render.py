@@ -98,8 +98,8 @@ def summary_md(rep: dict) -> str:
 
     names = list(rep["synthetic"])
     lines = ["# Synthetic data report", "",
-             f"T `{cell(rep['settings']['train'])}` ({rep['n_train']:,} rows), H `{cell(rep['settings']['holdout'])}` "
-             f"({rep['n_holdout']:,} rows); gates `{cell(rep['gates']['source'])}`.", "",
+             (f"T `{cell(rep['settings']['train'])}` ({rep['n_train']:,} rows), H `{cell(rep['settings']['holdout'])}` "
+              f"({rep['n_holdout']:,} rows); gates `{cell(rep['gates']['source'])}`."), "",
              "| S | verdict | failed gates |", "| --- | --- | --- |"]
     for n in names:
         v = rep["synthetic"][n]["verdict"]
