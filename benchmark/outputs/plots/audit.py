@@ -101,3 +101,30 @@ def plot_audit(cells: pd.DataFrame, summary: pd.DataFrame, dataset: str, path: P
     if groups:
         ax.legend(loc="upper left", fontsize=7, frameon=False)
     return save(fig, path)
+
+
+def plot_audit_targets(cell, path: Path | None = None) -> Path | None:
+    """A cell's vulnerable targets as the audit saw them (its audit_targets table): the masked record, the
+    per-target attack's AUC, TPR at low FPR and ε bound, and the counts at the threshold."""
+    table = cell.artifacts.get("audit_targets")
+    if not isinstance(table, pd.DataFrame) or table.empty or "auc" not in table:
+        return None
+    values = [c for c in table.columns if c.startswith("value:")]
+    header = ["#", *(c.removeprefix("value:") for c in values), "AUC", "TPR@low FPR", "ε bound", "TP/m", "FP/n"]
+    rows = []
+    for _, r in table.iterrows():
+        rows.append([str(int(r["rank"])), *(display(r[c], "", 16) for c in values), f"{r['auc']:.2f}",
+                     f"{r['tpr_at_low_fpr']:.2f}", f"{r['epsilon_lower']:.2f}",
+                     f"{int(r['tp'])}/{int(r['tp'] + r['fn'])}", f"{int(r['fp'])}/{int(r['fp'] + r['tn'])}"])
+    fig = new_figure(max(6.0, 1.1 * len(header)), 0.9 + 0.32 * len(rows))
+    ax = fig.subplots()
+    ax.axis("off")
+    grid = ax.table(cellText=rows, colLabels=header, loc="center", cellLoc="center")
+    grid.auto_set_font_size(False)
+    grid.set_fontsize(7)
+    eps = cell.metrics.get("audit_epsilon_lower")
+    conf = cell.metrics.get("audit_epsilon_configured")
+    fig.suptitle(f"{display(cell.cell_id, '', 60)}: vulnerable targets (masked); audited ε ≥ "
+                 f"{eps if eps is None else format(eps, '.2f')}" + ("" if conf is None else f", configured ε {conf:g}"),
+                 fontsize=8)
+    return save(fig, path)

@@ -203,6 +203,13 @@ def plot_tuning_trace(cell, path: Path) -> Path | None:
     return save(fig, path)
 
 
+def plot_audit_targets(cell, path: Path | None = None) -> Path | None:
+    """The audit's targets table (holdbench.benchmark.outputs.plots.audit.plot_audit_targets)."""
+    from holdbench.benchmark.outputs.plots.audit import plot_audit_targets as plot
+
+    return plot(cell, path)
+
+
 #: artifact name -> (figure function, caption for the report)
 CELL_FIGURES = {
     "marginals": (plot_cell_marginals, ("TVD of every k-way marginal: S against T (blue) and the holdout H "
@@ -217,4 +224,7 @@ CELL_FIGURES = {
     "disclosure_curve": (plot_disclosure, ("Attribute disclosure per radius, targets from T against targets from "
                                           "H; T above H = leakage of training records.")),
     "tuning_trace": (plot_tuning_trace, "The synthesizer's own parameter tuning: objective per evaluation."),
+    "audit_targets": (plot_audit_targets, ("Privacy audit: the cell's most vulnerable records of T (masked) and the "
+                                           "shadow-model attack on each: AUC, TPR at low FPR, ε lower bound, member "
+                                           "and non-member test fits called member.")),
 }
