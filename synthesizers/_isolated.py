@@ -64,6 +64,10 @@ class IsolatedSynthesizer(Synthesizer):
     def params(self) -> dict:
         raise NotImplementedError
 
+    def worker_params(self) -> dict:
+        """What the worker gets as `params` (default: the settings, `params()`)."""
+        return self.params()
+
     def fit(self, train: pd.DataFrame, ctx: FitContext) -> None:
         env = self.environment
         missing = env.unavailable()
@@ -115,7 +119,7 @@ class IsolatedSynthesizer(Synthesizer):
             for name, df in frames.items():
                 df.to_parquet(work / f"{name}.parquet", index=False)
             config = {"stage": stage, "worker": str(self._env.worker), "method": self.method,
-                      "params": self.params(), "seed": seed, "n": n,
+                      "params": self.worker_params(), "seed": seed, "n": n,
                       "categorical": self._categorical, "numeric": self._numeric, "integer": self._integer,
                       "missing_level": MISSING_LEVEL,
                       "model": str(self._dir / "model.pkl")}

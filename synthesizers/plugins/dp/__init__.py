@@ -29,7 +29,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from holdbench.synthesizers._isolated import IsolatedSynthesizer
 from holdbench.synthesizers.base import FitContext, SynthesizerUnavailable
 from holdbench.synthesizers.plugins.dp import domain as _domain
@@ -106,22 +105,16 @@ class _DPGenerator(IsolatedSynthesizer):
             "domain_sigma": d.sigma, "domain_level_threshold": d.threshold,
             "guarantee": f"({d.epsilon + fit_eps:g}, {spent_delta:g})-DP by basic composition of the domain step "
                          f"and the {self.method} fit"}, "domain": d.summary()}
-        self._sample_rng = int(ctx.seed)
 
-    def params(self) -> dict:
-        fit = getattr(self, "_fit_budget", {"epsilon": self.epsilon, "delta": 0.0 if self.pure else self.delta})
-        cards = self._domain.cardinalities if hasattr(self, "_domain") else {}
-        return {**self.library_params(), "epsilon": fit["epsilon"], "delta": fit["delta"], "cards": cards}
+    def worker_params(self) -> dict:
+        """The library's settings at the budget left after the domain step, and each column's cardinality."""
+        return {**self.library_params(), **self._fit_budget, "cards": self._domain.cardinalities}
 
     def library_params(self) -> dict:
         return {}
 
-    def settings(self) -> dict:
+    def params(self) -> dict:
         return {**self.budget_params(), **self.library_params()}
-
-    def info(self) -> dict:
-        return {"plugin": self.plugin, "method": self.method, "settings": self.settings(), **self._info,
-                "versions": self._versions}
 
     def sample(self, n: int, seed: int) -> pd.DataFrame:
         out = self._run("sample", int(seed), int(n), {}, read="synthetic")
@@ -142,7 +135,7 @@ class MST(_DPGenerator):
 
     method = "mst"
 
-    def __init__(self, epsilon: float = 1.0, delta: float = 1e-9, domain_share: float = 0.1,
+    def __init__(self, epsilon: float = 1.0, delta: float = 1e-9, domain_share: float = 0.3,
                  binning: str = "quantile", bins: int = 32, secure_noise: bool = False) -> None:
         self._init_budget("mst", epsilon, delta, domain_share, binning, bins)
         self.secure_noise = bool(secure_noise)
@@ -157,7 +150,7 @@ class AIM(_DPGenerator):
 
     method = "aim"
 
-    def __init__(self, epsilon: float = 1.0, delta: float = 1e-9, domain_share: float = 0.1,
+    def __init__(self, epsilon: float = 1.0, delta: float = 1e-9, domain_share: float = 0.3,
                  binning: str = "quantile", bins: int = 32, rounds: int | None = None,
                  max_model_size: float = 80.0, max_cells: int = 10000, degree: int = 2,
                  secure_noise: bool = False) -> None:
@@ -182,7 +175,7 @@ class PrivBayes(_DPGenerator):
     method = "privbayes"
     pure = True
 
-    def __init__(self, epsilon: float = 1.0, delta: float = 1e-9, domain_share: float = 0.1,
+    def __init__(self, epsilon: float = 1.0, delta: float = 1e-9, domain_share: float = 0.3,
                  binning: str = "quantile", bins: int = 32, degree: int = 2) -> None:
         self._init_budget("privbayes", epsilon, delta, domain_share, binning, bins)
         self.degree = _check_int("privbayes", "degree", degree, 1)

@@ -10,8 +10,10 @@ levels, a numeric column's bins) is part of what they release, so it must not be
   (each record adds 1 to one count of every estimated column: L2 sensitivity sqrt(#columns)), at
   (epsilon_domain, delta_domain) -- zCDP rho from (epsilon_domain, delta_domain / 2) (Bun & Steinke
   2016, Prop. 1.3), the other delta_domain / 2 covering the levels thresholding.
-  * numeric column: counts over a fixed, data-independent grid (0, and +-2^(i/4) for 2^-10 ... 2^34:
-    19% relative width; clipped to public bounds where declared) and over its octaves (four cells
+  * numeric column: counts over a fixed, data-independent grid (a float column: the point 0 and
+    +-[2^(i/4), 2^((i+1)/4)) for 2^-10 ... 2^34, 19% relative width; an integer column: every integer
+    in [-128, 128] a point of its own, the float grid's cells beyond; clipped to public bounds where
+    declared) and over its octaves (four cells
     each: a two-level hierarchical histogram, so each record adds 1 to two counts of the column): the
     column's range is the outermost octaves whose noisy count exceeds 3 sigma, an octave's mass
     (noisy count, clipped at 0) is shared among its cells in proportion to theirs; `binning: quantile` cuts it into
@@ -38,46 +40,64 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from holdbench.contracts.schema import Schema
 from scipy.stats import norm
 
-from holdbench.contracts.schema import Schema
-
-#: positive edges of the grid: 2^(i/4) for i = -40 ... 136 (about 0.001 ... 1.7e10)
+#: positive edges of the float grid: 2^(i/4) for i = -40 ... 136 (about 0.001 ... 1.7e10)
 GRID_EDGES = 2.0 ** (np.arange(-40, 137) / 4.0)
+#: an integer column's grid holds every integer in [-INT_POINTS, INT_POINTS] as a cell of its own
+INT_POINTS = 128
 BINNINGS = ("quantile", "uniform")
 
 
-def grid_cells() -> np.ndarray:
-    """(lo, hi) of every grid cell, in order: negative cells, the point 0, positive cells. The outermost
-    cells are open (-inf / +inf) and the innermost run to 0 (exclusive)."""
-    pos = np.concatenate([[0.0], GRID_EDGES, [np.inf]])
-    positive = np.column_stack([pos[:-1], pos[1:]])
-    negative = -positive[::-1, ::-1]
-    return np.vstack([negative, [[0.0, 0.0]], positive])
+@dataclass(frozen=True)
+class Grid:
+    """Data-independent cells over the real line: cell i is [bounds[i], bounds[i+1]); `points[i]` is the one
+    value a point cell holds (NaN for a range); `octave[i]` groups the cells of one power of two."""
+    bounds: np.ndarray
+    points: np.ndarray
+    octave: np.ndarray
+
+    @property
+    def cells(self) -> np.ndarray:
+        return np.column_stack([self.bounds[:-1], self.bounds[1:]])
+
+    def __len__(self) -> int:
+        return len(self.points)
+
+    def index(self, x: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.bounds, np.asarray(x, dtype=float), side="right") - 1
 
 
-CELLS = grid_cells()
-ZERO = len(GRID_EDGES) + 1  # the index of the point 0
+def _grid(bounds: np.ndarray, points: np.ndarray) -> Grid:
+    lo, hi = bounds[:-1], bounds[1:]
+    rep = np.where(~np.isnan(points), points, np.where(np.isfinite(lo) & np.isfinite(hi), (lo + hi) / 2,
+                                                       np.where(np.isfinite(lo), 2 * lo, 2 * hi)))
+    key = np.where(rep == 0, 0.0, np.sign(rep) * (np.floor(np.log2(np.abs(np.where(rep == 0, 1, rep)))) + 1000))
+    return Grid(bounds, points, np.unique(key, return_inverse=True)[1])
 
 
-def _octaves() -> np.ndarray:
-    """The octave of every grid cell: 4 consecutive cells [2^j, 2^(j+1)); 0 and the open ends alone."""
-    k = np.arange(len(CELLS)) - ZERO  # 0 at zero, +p for positive cell p (1: the innermost)
-    p = np.abs(k)
-    group = np.where(p == 0, 0, np.where(p == 1, 1, np.where(p == len(GRID_EDGES) + 1, 10_000, (p - 2) // 4 + 2)))
-    signed = np.sign(k) * group
-    return np.unique(signed, return_inverse=True)[1]
+def float_grid() -> Grid:
+    """0 as a point; +-[2^(i/4), 2^((i+1)/4)) (19% relative width), the innermost cells running to 0 and
+    the outermost to +-inf."""
+    tiny = np.nextafter(0.0, 1.0)
+    b = np.concatenate([[-np.inf], -GRID_EDGES[::-1], [0.0, tiny], GRID_EDGES, [np.inf]])
+    points = np.full(len(b) - 1, np.nan)
+    points[len(GRID_EDGES) + 1] = 0.0
+    return _grid(b, points)
 
 
-OCTAVE = _octaves()
+def int_grid() -> Grid:
+    """Every integer in [-INT_POINTS, INT_POINTS] a point; beyond, the float grid's cells."""
+    k = np.arange(-INT_POINTS, INT_POINTS + 1)
+    outer = GRID_EDGES[GRID_EDGES > INT_POINTS + 0.5]
+    b = np.concatenate([[-np.inf], -outer[::-1], k - 0.5, [INT_POINTS + 0.5], outer, [np.inf]])
+    points = np.full(len(b) - 1, np.nan)
+    points[len(outer) + 1: len(outer) + 1 + len(k)] = k
+    return _grid(b, points)
 
 
-def cell_index(x: np.ndarray) -> np.ndarray:
-    """The grid cell of each finite value (0 is its own cell; positive x in [2^(i/4), 2^((i+1)/4)))."""
-    x = np.asarray(x, dtype=float)
-    pos = np.searchsorted(GRID_EDGES, np.abs(x), side="right")  # 0 for (0, first edge)
-    out = np.where(x > 0, ZERO + 1 + pos, ZERO - 1 - pos)
-    return np.where(x == 0, ZERO, out)
+GRIDS = {"float": float_grid(), "int": int_grid()}
 
 
 def rho_of(epsilon: float, delta: float) -> float:
@@ -89,6 +109,7 @@ def rho_of(epsilon: float, delta: float) -> float:
 @dataclass
 class NumericCode:
     """A numeric column's bins: runs of grid cells [starts[b], stops[b]) with their noisy masses."""
+    grid: Grid
     lo: float
     hi: float
     starts: list[int]
@@ -103,7 +124,7 @@ class NumericCode:
     def encode(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)
         missing = np.isnan(x)
-        cells = cell_index(np.clip(np.where(missing, 0.0, x), self.lo, self.hi))
+        cells = self.grid.index(np.clip(np.where(missing, 0.0, x), self.lo, self.hi))
         cells = np.clip(cells, self.starts[0], self.stops[-1] - 1)
         codes = np.searchsorted(np.asarray(self.stops), cells, side="right")
         return np.where(missing, len(self.starts), codes)
@@ -118,11 +139,12 @@ class NumericCode:
             w = self.mass[start:stop]
             p = w / w.sum() if w.sum() > 0 else np.full(stop - start, 1.0 / (stop - start))
             cells = start + rng.choice(stop - start, size=len(rows), p=p)
-            lo = np.maximum(CELLS[cells, 0], self.lo)
-            hi = np.minimum(CELLS[cells, 1], self.hi)
+            lo = np.maximum(self.grid.bounds[cells], self.lo)
+            hi = np.minimum(self.grid.bounds[cells + 1], self.hi)
             lo = np.where(np.isfinite(lo), lo, hi)
             hi = np.where(np.isfinite(hi), hi, lo)
-            out[rows] = lo + (hi - lo) * rng.random(len(rows))
+            point = self.grid.points[cells]
+            out[rows] = np.where(np.isnan(point), lo + (hi - lo) * rng.random(len(rows)), point)
         return out
 
 
@@ -181,15 +203,18 @@ class Domain:
             if isinstance(code, CategoricalCode):
                 out[c] = {"source": code.source, "levels": len(code.levels)}
             else:
-                out[c] = {"source": code.source, "bins": len(code.starts), "range": [_finite(code.lo, code.starts, 0),
-                                                                                   _finite(code.hi, code.stops, 1)]}
+                out[c] = {"source": code.source, "bins": len(code.starts), "range": [_finite(code, 0), _finite(code, 1)]}
         return out
 
 
-def _finite(bound: float, idx: list[int], side: int) -> float:
-    edge = CELLS[idx[0] if side == 0 else idx[-1] - 1, side]
-    value = max(edge, bound) if side == 0 else min(edge, bound)
-    return float(value) if math.isfinite(value) else float(CELLS[idx[0] if side == 0 else idx[-1] - 1, 1 - side])
+def _finite(code: NumericCode, side: int) -> float:
+    """The lowest (side 0) or highest (1) value the column's bins can produce."""
+    cell = code.starts[0] if side == 0 else code.stops[-1] - 1
+    if not np.isnan(code.grid.points[cell]):
+        return float(code.grid.points[cell])
+    edge = code.grid.bounds[cell + side]
+    value = max(edge, code.lo) if side == 0 else min(edge, code.hi)
+    return float(value) if math.isfinite(value) else float(code.grid.bounds[cell + 1 - side])
 
 
 def estimate(train: pd.DataFrame, schema: Schema, *, epsilon: float, delta: float, binning: str, bins: int,
@@ -232,52 +257,53 @@ def estimate(train: pd.DataFrame, schema: Schema, *, epsilon: float, delta: floa
             codes[name] = CategoricalCode(kept, "dp", strict=False)
         else:
             codes[name] = _numeric_code(train[name].astype("Float64").to_numpy(dtype=float, na_value=np.nan),
-                                        col.bounds, binning, bins, sigma if name in est_num else None, rng)
+                                        GRIDS["int" if col.dtype == "int" else "float"], col.bounds, binning, bins,
+                                        sigma if name in est_num else None, rng)
     spent = (epsilon, delta) if n_est else (0.0, 0.0)
     notes = {"estimated_columns": est_num + est_cat, "public_columns": [n for n in schema.names
                                                                        if n not in est_num + est_cat]}
     return Domain(codes, spent[0], spent[1], sigma, tau, notes)
 
 
-def _numeric_code(x: np.ndarray, bounds, binning: str, bins: int, sigma: float | None,
+def _numeric_code(x: np.ndarray, grid: Grid, bounds, binning: str, bins: int, sigma: float | None,
                   rng: np.random.Generator) -> NumericCode:
     lo, hi = (-np.inf, np.inf) if bounds is None else (float(bounds[0]), float(bounds[1]))
     source = "public" if sigma is None else ("public bounds, dp bins" if bounds is not None else "dp")
-    first = int(cell_index(np.array([lo]))[0]) if np.isfinite(lo) else 0
-    last = int(cell_index(np.array([hi]))[0]) + 1 if np.isfinite(hi) else len(CELLS)
+    first = int(grid.index([lo])[0]) if np.isfinite(lo) else 0
+    last = int(grid.index([hi])[0]) + 1 if np.isfinite(hi) else len(grid)
     if sigma is None:  # public bounds, equal width: no data used at all
         edges = np.linspace(lo, hi, bins + 1)
-        starts, stops = _uniform_runs(edges, first, last)
-        mass = np.zeros(len(CELLS))  # uniform over [lo, hi]: each cell weighs its width inside the bounds
-        mass[first:last] = np.minimum(CELLS[first:last, 1], hi) - np.maximum(CELLS[first:last, 0], lo)
-        return NumericCode(lo, hi, starts, stops, mass, source)
+        starts, stops = _uniform_runs(grid, edges, first, last)
+        mass = np.zeros(len(grid))  # uniform over [lo, hi]: each cell weighs its width inside the bounds
+        mass[first:last] = np.minimum(grid.cells[first:last, 1], hi) - np.maximum(grid.cells[first:last, 0], lo)
+        return NumericCode(grid, lo, hi, starts, stops, mass, source)
     finite = x[~np.isnan(x)]
-    cells = cell_index(np.clip(finite, lo, hi))
-    counts = np.bincount(cells, minlength=len(CELLS)).astype(float)
-    noisy = counts + rng.normal(0.0, sigma, len(CELLS))
-    n_oct = int(OCTAVE.max()) + 1
-    oct_noisy = np.bincount(OCTAVE[cells], minlength=n_oct).astype(float) + rng.normal(0.0, sigma, n_oct)
-    inside = np.zeros(len(CELLS), bool)
+    cells = grid.index(np.clip(finite, lo, hi))
+    counts = np.bincount(cells, minlength=len(grid)).astype(float)
+    noisy = counts + rng.normal(0.0, sigma, len(grid))
+    n_oct = int(grid.octave.max()) + 1
+    oct_noisy = np.bincount(grid.octave[cells], minlength=n_oct).astype(float) + rng.normal(0.0, sigma, n_oct)
+    inside = np.zeros(len(grid), bool)
     inside[first:last] = True
-    oct_noisy[~np.isin(np.arange(n_oct), OCTAVE[inside])] = -np.inf
+    oct_noisy[~np.isin(np.arange(n_oct), grid.octave[inside])] = -np.inf
     above = np.flatnonzero(oct_noisy > 3 * sigma)
     if not len(above):  # nothing stands out of the noise: the single noisiest octave
         above = np.array([int(np.argmax(oct_noisy))])
-    keep = inside & (OCTAVE >= above[0]) & (OCTAVE <= above[-1])
+    keep = inside & (grid.octave >= above[0]) & (grid.octave <= above[-1])
     first, last = int(np.flatnonzero(keep)[0]), int(np.flatnonzero(keep)[-1]) + 1
     # each octave's clipped noisy mass, shared among its cells in proportion to their clipped noisy counts
     fine = np.where(keep, np.clip(noisy, 0.0, None), 0.0)
-    per_oct = np.bincount(OCTAVE, weights=fine, minlength=n_oct)
-    n_cells = np.bincount(OCTAVE, weights=keep.astype(float), minlength=n_oct)
-    share = np.where(per_oct[OCTAVE] > 0, fine / np.where(per_oct[OCTAVE] > 0, per_oct[OCTAVE], 1.0),
-                     1.0 / np.maximum(n_cells[OCTAVE], 1.0))
-    mass = np.where(keep, np.clip(np.where(np.isfinite(oct_noisy), oct_noisy, 0.0), 0.0, None)[OCTAVE] * share, 0.0)
+    per_oct = np.bincount(grid.octave, weights=fine, minlength=n_oct)
+    n_cells = np.bincount(grid.octave, weights=keep.astype(float), minlength=n_oct)
+    share = np.where(per_oct[grid.octave] > 0, fine / np.where(per_oct[grid.octave] > 0, per_oct[grid.octave], 1.0),
+                     1.0 / np.maximum(n_cells[grid.octave], 1.0))
+    mass = np.where(keep, np.clip(np.where(np.isfinite(oct_noisy), oct_noisy, 0.0), 0.0, None)[grid.octave] * share, 0.0)
     if binning == "uniform":
-        a = CELLS[first, 0] if np.isfinite(CELLS[first, 0]) else CELLS[first, 1]
-        b = CELLS[last - 1, 1] if np.isfinite(CELLS[last - 1, 1]) else CELLS[last - 1, 0]
+        a = grid.cells[first, 0] if np.isfinite(grid.cells[first, 0]) else grid.cells[first, 1]
+        b = grid.cells[last - 1, 1] if np.isfinite(grid.cells[last - 1, 1]) else grid.cells[last - 1, 0]
         a, b = max(a, lo), min(b, hi)
         edges = np.linspace(a, b, bins + 1) if b > a else np.array([a, b])
-        starts, stops = _uniform_runs(edges, first, last)
+        starts, stops = _uniform_runs(grid, edges, first, last)
     else:
         cdf = np.cumsum(mass[first:last])
         total = cdf[-1]
@@ -287,14 +313,14 @@ def _numeric_code(x: np.ndarray, bounds, binning: str, bins: int, sigma: float |
             cuts = {int(np.searchsorted(cdf, total * j / bins, side="left")) + 1 + first for j in range(1, bins)}
             stops = sorted(c for c in cuts if first < c < last) + [last]
         starts = [first] + stops[:-1]
-    return NumericCode(lo, hi, starts, stops, mass, source)
+    return NumericCode(grid, lo, hi, starts, stops, mass, source)
 
 
-def _uniform_runs(edges: np.ndarray, first: int, last: int) -> tuple[list[int], list[int]]:
+def _uniform_runs(grid: Grid, edges: np.ndarray, first: int, last: int) -> tuple[list[int], list[int]]:
     """Runs of grid cells [first, last) cut where equal-width edges fall (a grid cell goes to the bin its
     lower edge falls in; runs that would be empty are merged)."""
-    lows = CELLS[first:last, 0]
-    lows = np.where(np.isfinite(lows), lows, CELLS[first:last, 1])
+    lows = grid.cells[first:last, 0]
+    lows = np.where(np.isfinite(lows), lows, grid.cells[first:last, 1])
     which = np.clip(np.searchsorted(edges, lows, side="right") - 1, 0, len(edges) - 2)
     stops = [first + int(i) for i in np.flatnonzero(np.diff(which)) + 1] + [last]
     return [first] + stops[:-1], stops
