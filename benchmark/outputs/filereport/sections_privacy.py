@@ -51,14 +51,14 @@ def privacy(rep: dict, specs: list, artifacts: dict) -> str:
                                "targets of T and of H; curves thinned to about 200 points each for drawing)."))
         if grid:
             out.append('<div class="grid">' + "".join(grid) + "</div>")
-        out.append(_tpr_table(m, i))
+        out.append(_tpr_table(m, i, "subject_" if "subject_mia_auc_max" in m else ""))
         legal = art.get("legal_criteria")
         if legal is not None and len(legal):
             out.append("<p>Bale &amp; Quick legal criteria (each row: S's value against the reference's):</p>")
             cols = list(legal.columns)
             rows = [[num(r[c], 4) if isinstance(r[c], float) else esc(r[c]) for c in cols] for _, r in legal.iterrows()]
             out.append(table(cols, rows, f"tbl-legal-s{i}"))
-        out.append(_exposed(rep["synthetic"][n]["views"].get("exposure"), i))
+        out.append(_exposed(rep["synthetic"][n].get("views", {}).get("exposure"), i))
     rows = _metric_rows({}, specs, names, rep, ("privacy", "attack", "disclosure"))
     out.append('<h3 id="privacy-all">Every privacy, attack and disclosure metric</h3>')
     out.append(table(["metric", "key"] + [f"S {n}" for n in names] + ["better"], rows, "tbl-privacy-metrics",
@@ -66,15 +66,15 @@ def privacy(rep: dict, specs: list, artifacts: dict) -> str:
     return "\n".join(out)
 
 
-def _tpr_table(m: dict, i: int) -> str:
+def _tpr_table(m: dict, i: int, prefix: str = "") -> str:
     rows = []
     for attack in ("dcr", "dcr_diff", "density", "classifier"):
-        auc = m.get(f"mia_{attack}_auc")
-        if auc is None:
+        key = f"{prefix}mia_{attack}"
+        if m.get(f"{key}_auc") is None:
             continue
-        rows.append([esc(attack), num(auc), num(m.get(f"mia_{attack}_auc_ci_low")),
-                     num(m.get(f"mia_{attack}_auc_ci_high")),
-                     num(m.get(f"mia_{attack}_tpr_at_fpr_1pct")), num(m.get(f"mia_{attack}_tpr_at_fpr_01pct"))])
+        rows.append([esc(attack), num(m.get(f"{key}_auc")), num(m.get(f"{key}_auc_ci_low")),
+                     num(m.get(f"{key}_auc_ci_high")), num(m.get(f"{key}_tpr_at_fpr_1pct")),
+                     num(m.get(f"{key}_tpr_at_fpr_01pct"))])
     if not rows:
         return ""
     return table(["attack", "AUC", "AUC low 95%", "AUC high 95%", "TPR at FPR 1%", "TPR at FPR 0.1%"], rows,
