@@ -189,5 +189,5 @@ def test_figure_page_states_the_shipped_figures_order():
     shipped = {m.__name__.rsplit(".", 1)[1]: m.ORDER for m in figure_modules()}
     names = {"fidelity": "fidelity", "privacy": "privacy", "coherence": "coherence", "trade-off": "tradeoff",
              "utility": "utility", "attacks": "attacks", "disclosure": "disclosure", "frontier": "frontier",
-             "drill-downs": "drilldown"}
+             "audit": "audit", "drill-downs": "drilldown"}
     assert {names[k]: v for k, v in pairs.items()} == shipped
