@@ -136,12 +136,17 @@ def _num(value: Any, digits: int) -> str:
     return "" if math.isnan(v) else f"{v:.{digits}f}"
 
 
-def _td_num(value: Any, digits: int, extra: str = "", best: bool = False) -> str:
-    """A numeric cell: shown rounded, sorted by its full value (data-v); `best`: marked the column's best."""
+def _td_num(value: Any, digits: int, extra: str = "", best: bool = False, fails: bool = False) -> str:
+    """A numeric cell: shown rounded, sorted by its full value (data-v); `best`: marked the column's best,
+    and said so when its row fails the quality gates (`fails`): never a bare best in a failing row."""
     v = _float(value)
     if math.isnan(v):
         return "<td></td>"
-    css = ' class="best" title="best of this column"' if best else ""
+    css = ""
+    if best:
+        css = (' class="best" title="best of this column, but this row fails the quality gates"' if fails
+               else ' class="best" title="best of this column"')
+        extra += " (best, but fails the gates)" if fails else ""
     return f'<td data-v="{v!r}"{css}>{_e(f"{v:.{digits}f}" + extra)}</td>'
 
 
@@ -182,10 +187,11 @@ def _summary_html(summary: pd.DataFrame, dataset: str, cols: list, cells: pd.Dat
     for _, r in mine.iterrows():
         css = "fail" if r["n_ok"] == 0 else "partial" if r["n_ok"] < r["n_seeds"] else ""
         tds = _td_text(synthesizer_label(r)) + _td_text(r["statuses"])
+        keys = list(cells.loc[(cells["dataset"] == dataset) & (cells["synthesizer"] == r["synthesizer"]), "cell_id"])
+        fails = per_cell is not None and bool((per_cell["cell_id"].isin(keys) & (per_cell["verdict"] == "FAIL")).any())
         for _, metric, digits, interval in cols:
             tds += _td_num(r.get(f"{metric}_mean"), digits, interval_text(r, metric, digits) if interval else "",
-                           best=r["synthesizer"] in best.get(metric, ()))
-        keys = list(cells.loc[(cells["dataset"] == dataset) & (cells["synthesizer"] == r["synthesizer"]), "cell_id"])
+                           best=r["synthesizer"] in best.get(metric, ()), fails=fails)
         if per_cell is not None:
             tds += _td_text(_gate_summary(per_cell, keys))
         rows.append((css, tds))
@@ -368,14 +374,15 @@ def render_report(results: StudyResults, verdicts: pd.DataFrame | None = None, g
         "<details><summary><b>How to read the numbers</b></summary><dl>"
         + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in help_items) + "</dl></details>",
     ]
+    if len(cells):  # the verdict first: which cells pass the gates, and why the others fail
+        parts += ["<h2>Quality gates</h2>", _gates_html(verdicts, gates_source, per_cell)]
     parts += ["<h2>Leaderboard (mean over ok seeds)</h2>",
               ("<p>In a header, ↓ means lower is better, ↑ higher is better, →x that x is ideal. The best mean "
                "of each metric column of a dataset is in bold on green (ties all marked; the holdout reference "
-               "row is never marked).</p>")]
+               "row is never marked); a best value of a synthesizer some of whose cells fail the quality gates "
+               "says so beside it.</p>")]
     for dataset in dict.fromkeys(cells["dataset"]) if len(cells) else []:
         parts += [f"<h3>{_e(dataset)}</h3>", _summary_html(summary, dataset, cols, cells, per_cell, results.specs)]
-    if len(cells):
-        parts += ["<h2>Quality gates</h2>", _gates_html(verdicts, gates_source, per_cell)]
     if len(cells):
         figures = study_figures(results)
         parts += ["<h2>Figures</h2>",
