@@ -355,8 +355,9 @@ PROSE = {
         "one the attacks and the DCR share see. One seed, no intervals: read differences of a few "
         "hundredths of AUC as noise. The forest rows ran at settings scaled down to a 2-core budget."),
     ("frontier", "fresh_rows.csv"): (
-        "R's synthpop on the study's split and seed, run after the study above (where it was skipped). It "
-        "lands beside `cart` on the fidelity–privacy plane: both are CART-based."),
+        "R's synthpop on the study's seeds and their splits, run after the study above (where it was skipped); "
+        "its values are means over the seeds its status counts. It lands beside `cart` on the fidelity–privacy "
+        "plane: both are CART-based."),
     ("sequential", "leaderboard.csv"): (
         "The baselines behave as they must: the holdout row has every ratio at 1, `seq_copy` has a subject "
         "IMS of 1, `seq_swap_sequences` (real sequences on other subjects) is caught by the subject DCR "
