@@ -5,7 +5,7 @@ loss the binning alone causes, at the domain step's noise), which costs seconds 
 
     python scripts/bench/bench_dp_binning.py [--datasets adult online-shoppers] [--eps 1 10]
         [--shares 0.3] [--variants uniform:10 quantile:16 quantile:32 quantile:64] [--n 10000] [--seed 0]
-        [--generator mst|aim|privbayes|domain] [--out CSV]
+        [--generator mst|aim|privbayes|domain] [--rows N] [--out CSV]
 
 Each row: one fit (seed --seed) at ε with the binning, sampled --n rows, F1-F3 ratios against the
 holdout (holdbench.metrics.fidelity, the paper's definition), fit seconds. Needs the `dp` plug-in venv.
@@ -28,14 +28,16 @@ from holdbench.synthesizers.plugins.dp import AIM, MST, PrivBayes
 from holdbench.synthesizers.plugins.dp.domain import estimate
 
 GENERATORS = {"mst": MST, "aim": AIM, "privbayes": PrivBayes}
-COLUMNS = ["dataset", "generator", "epsilon", "domain_share", "binning", "bins", "seed", "F1_ratio", "F2_ratio", "F3_ratio",
+COLUMNS = ["dataset", "rows", "generator", "epsilon", "domain_share", "binning", "bins", "seed", "F1_ratio", "F2_ratio", "F3_ratio",
            "numeric_bins_mean", "fit_s", "sample_s"]
 
 
 def run(dataset: str, generator: str, eps: float, share: float, binning: str, bins: int, n: int, seed: int,
-        extra: dict) -> dict:
+        extra: dict, rows: int | None = None) -> dict:
     schema = dataset_schema(dataset)
     train, holdout = random_split(load_dataset(dataset), 0)
+    if rows is not None and rows < len(train):  # a seeded subset of T (the fit's size); H stays whole
+        train = train.sample(rows, random_state=seed).reset_index(drop=True)
     model = FidelityModel(train, holdout, schema.kinds, seed=0)
     t0 = time.perf_counter()
     if generator == "domain":  # the domain step alone, with MST's defaults for its share of epsilon
@@ -59,7 +61,7 @@ def run(dataset: str, generator: str, eps: float, share: float, binning: str, bi
         dom = synth.info()["domain"]
     s = scores(list(train.columns), model.combos, model.tvds(synthetic), model.sampled)
     nb = [d["bins"] for d in dom.values() if "bins" in d]
-    return {"dataset": dataset, "generator": generator, "epsilon": eps, "domain_share": share, "binning": binning, "bins": bins,
+    return {"dataset": dataset, "rows": len(train), "generator": generator, "epsilon": eps, "domain_share": share, "binning": binning, "bins": bins,
             "seed": seed, "F1_ratio": round(s.ratio(1), 3), "F2_ratio": round(s.ratio(2), 3),
             "F3_ratio": round(s.ratio(3), 3), "numeric_bins_mean": round(sum(nb) / len(nb), 1) if nb else "",
             "fit_s": round(t1 - t0, 1), "sample_s": round(t2 - t1, 1)}
@@ -72,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--eps", nargs="+", type=float, default=[1.0, 10.0])
     ap.add_argument("--shares", nargs="+", type=float, default=[0.3], help="domain_share values")
     ap.add_argument("--variants", nargs="+", default=["uniform:10", "quantile:16", "quantile:32", "quantile:64"])
-    ap.add_argument("--n", type=int, default=10000)
+    ap.add_argument("--n", type=int, default=10000, help="rows sampled")
+    ap.add_argument("--rows", type=int, default=None, help="fit on a seeded subset of T of this many rows")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rounds", type=int, default=None, help="AIM's rounds")
     ap.add_argument("--out", type=Path, default=None, help="append rows to this CSV")
@@ -84,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         for eps in a.eps:
             for share, v in ((sh, v) for sh in a.shares for v in a.variants):
                 binning, bins = v.split(":")
-                row = run(dataset, a.generator, eps, share, binning, int(bins), a.n, a.seed, extra)
+                row = run(dataset, a.generator, eps, share, binning, int(bins), a.n, a.seed, extra, a.rows)
                 writer.writerow(row)
                 sys.stdout.flush()
                 if a.out:

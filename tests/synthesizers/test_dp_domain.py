@@ -153,3 +153,16 @@ def test_schema_round_trips_public_domains_and_omits_them_when_absent():
 def test_bad_dp_settings_are_refused_naming_the_setting(make, match):
     with pytest.raises(ValueError, match=match):
         make()
+
+
+def test_the_guides_public_domain_block_is_a_valid_schema_that_spends_nothing():
+    import yaml
+
+    from tests.docs_blocks import block
+
+    cfg = yaml.safe_load(block("docs/guides/dp-and-plugin-generators.md", "columns:"))
+    schema = Schema.from_mapping("guide", cfg["columns"])
+    train = pd.DataFrame({"region": ["north", "east"] * 20, "age": [30, 200] * 20})
+    dom = _estimate(train, schema, binning="uniform", bins=12)
+    assert dom.epsilon == 0.0 and dom.codes["region"].levels == ["north", "south", "east", "west"]
+    assert dom.decode(dom.encode(train), np.random.default_rng(0))["age"].max() <= 120  # clipped to the bounds
