@@ -367,7 +367,7 @@ class SequentialMeasures(SequentialFamily):
         "built row by row in the test, the sequence-length and coherence TVDs answers worked out by "
         "hand, and the subject DCR share and IMS the flat privacy code on those row-by-row vectors "
         "exactly (==): tests/sequential/test_sequential_metrics.py. mostlyai-qa's two coherence parts equal "
-        "mostlyai-qa 1.10.11's own accuracies to its 5-decimal rounding "
+        "mostlyai-qa 1.10.11's own accuracies to its 5-decimal rounding on categorical, integer and continuous columns "
         "(scripts/reference/mostlyai_qa_coherence.py) and hand-worked answers; the ratio floor, gaps, events "
         "out of order and interleaved keys hand-worked answers: tests/sequential/test_sequential_no_context.py."
     )

@@ -63,24 +63,52 @@ def ratio_note(distances: dict[str, tuple[float, float]]) -> str:
             "distances: " + "; ".join(parts))
 
 
+#: mostlyai-qa's rare-category protection: a level held by fewer of T's events is "(other)"
+MIN_LEVEL_COUNT = 5
+
+
+def mostly_edges(values: np.ndarray, n: int) -> np.ndarray:
+    """The lower edges of mostlyai-qa's numeric bins (its bin_numeric, on T's non-missing values): T's
+    distinct values when at most n, else its greedy search for n+1 distinct quantile-spaced values;
+    then every edge but the last floored to the fewest decimals that keep them distinct. A value v
+    falls into the last edge <= v (a value below the first into the first bin)."""
+    values = np.sort(values[~np.isnan(values)])
+    if len(values) == 0:
+        return np.zeros(1)
+    uniq = np.unique(values)
+    if len(uniq) <= n:
+        breaks = [*uniq.tolist(), float(uniq[-1]) + 1]
+    else:
+        breaks = []
+        for i in range(n, max(n + 1, min(1000, len(values) + 1))):
+            breaks = sorted(set(values[np.linspace(0, len(values) - 1, i).astype(int)].tolist()))
+            if len(breaks) >= n + 1:
+                break
+    for precision in range(20):
+        floored = [float(np.true_divide(np.floor(b * 10**precision), 10**precision)) for b in breaks]
+        if len(set(floored)) == len(breaks):
+            breaks = floored[:-1] + [breaks[-1]]
+            break
+    return np.asarray(breaks[:-1], dtype=float)
+
+
+def _bin_index(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    return np.searchsorted(edges, np.clip(x, edges[0], None), side="right") - 1
+
+
 class ColumnBins:
-    """One event column cut as mostlyai-qa's coherence does, on T's values: a categorical column into T's
-    CATEGORY_BINS most frequent levels and "(other)"; a numeric one into its distinct values when T has at
-    most CATEGORY_BINS of them, else T's quantile buckets (values outside T's range clipped into the end
-    buckets); a missing value is a bin of its own."""
+    """One event column cut as mostlyai-qa's coherence does (its bin_data with 30 bins), on T's values:
+    a categorical column into T's CATEGORY_BINS most frequent levels held by at least MIN_LEVEL_COUNT
+    events, the rest "(other)"; a numeric one on `mostly_edges`; a missing value is a bin of its own."""
 
     def __init__(self, values: pd.Series, kind: str) -> None:
         self.kind = kind
         if kind == "categorical":
-            counts = values.dropna().astype(str).value_counts(sort=True)
-            self.levels = pd.Index(counts.index[:CATEGORY_BINS])
+            counts = values.dropna().astype(str).value_counts(sort=True).head(CATEGORY_BINS)
+            self.levels = pd.Index(counts.index[counts >= MIN_LEVEL_COUNT])
             self.n = len(self.levels) + 2  # + (other), (n/a)
         else:
-            x = numeric_values(values)
-            uniq = np.unique(x[~np.isnan(x)])
-            self.edges = uniq if len(uniq) <= CATEGORY_BINS else quantile_edges(x, CATEGORY_BINS)[:-1]
-            if len(self.edges) == 0:
-                self.edges = np.zeros(1)
+            self.edges = mostly_edges(numeric_values(values), CATEGORY_BINS)
             self.n = len(self.edges) + 1  # + (n/a)
 
     def codes(self, values: pd.Series) -> np.ndarray:
@@ -89,20 +117,14 @@ class ColumnBins:
             idx = self.levels.get_indexer(text.map(str, na_action="ignore"))
             return np.where(text.isna().to_numpy(), self.n - 1, np.where(idx < 0, self.n - 2, idx)).astype(np.int64)
         x = numeric_values(values)
-        idx = np.searchsorted(self.edges, np.clip(x, self.edges[0], None), side="right") - 1
-        return np.where(np.isnan(x), self.n - 1, idx).astype(np.int64)
+        return np.where(np.isnan(x), self.n - 1, _bin_index(x, self.edges)).astype(np.int64)
 
 
 def _count_bins(t: np.ndarray, others: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Histograms of per-sequence counts on T's bins (its distinct values if at most COUNT_BINS, else T's
-    quantile edges), others' values clipped into T's range."""
-    uniq = np.unique(t)
-    edges = uniq if len(uniq) <= COUNT_BINS else quantile_edges(t.astype(float), COUNT_BINS)[:-1]
-    out = []
-    for x in (t, *others):
-        idx = np.searchsorted(edges, np.clip(x, edges[0], None), side="right") - 1
-        out.append(np.bincount(idx, minlength=len(edges)))
-    return out
+    """Histograms of per-sequence counts on T's bins (`mostly_edges` with COUNT_BINS, as mostlyai-qa's
+    bin_data(bins=10)), others' values clipped into T's range."""
+    edges = mostly_edges(t.astype(float), COUNT_BINS)
+    return [np.bincount(_bin_index(x.astype(float), edges), minlength=len(edges)) for x in (t, *others)]
 
 
 def _sequence_codes(owner: np.ndarray, codes: np.ndarray, n_codes: int) -> np.ndarray:

@@ -2,9 +2,9 @@
 
     python scripts/reference/mostlyai_qa_coherence.py [--out results/published/references/mostlyai_qa_coherence.csv]
 
-The example: sequences without subject attributes (a key and four event columns: three categorical, one
-of them with 14 levels so mostlyai-qa's top 9 and "(other)" are exercised, and one small-integer numeric;
-1-10 events each), T = 400 sequences from a seeded Markov chain and S = 400 from
+The example: sequences without subject attributes (a key and five event columns: three categorical, one
+of them with 14 levels and a rare 15th (3 events of T) so mostlyai-qa's top 9 and "(other)" are
+exercised; a small-integer numeric; a continuous amount, cut by mostlyai-qa's bin search; 1-10 events each), T = 400 sequences from a seeded Markov chain and S = 400 from
 a perturbed chain. holdbench side: holdbench.metrics.sequential_parts.coherence_parts (T vs S), its
 accuracy 1 - TVD. mostlyai-qa side: its full report, run by the `mostlyai_qa` plug-in's worker
 (metrics/plugins/mostlyai_qa/worker.py in its own venv, `python3 -m holdbench.contracts.plugin_env install
@@ -13,8 +13,8 @@ of "distinct categories per sequence" and of "sequences per distinct category" (
 5 decimals). Prints both per column and part, and writes them with their difference to the CSV; exits 1
 when any differs by more than 5e-6 (mostlyai-qa's rounding).
 
-On columns of at most 30 distinct values (as here) both bin the same way; a numeric column of more values
-is cut by mostlyai-qa's own bin search and by holdbench into T's quantiles (docs/definitions/d22.md §11.2).
+Both cut the columns with mostlyai-qa's rules, on T (docs/definitions/d22.md §11.2); mostlyai-qa itself cuts
+on T and H together, so H is left out here and both compare S with T.
 """
 
 from __future__ import annotations
@@ -31,13 +31,16 @@ import pandas as pd
 from holdbench.contracts.plugin_env import get, run_worker
 from holdbench.metrics.sequential_parts import coherence_parts
 
-KINDS = {"channel": "categorical", "status": "categorical", "product": "categorical", "items": "numeric"}
+KINDS = {"channel": "categorical", "status": "categorical", "product": "categorical", "items": "numeric",
+         "amount": "numeric"}
 CHANNELS = np.array(["web", "app", "store", "phone", "mail"])
 STATUS = np.array(["new", "ok", "late"])
-#: 14 products: more than mostlyai-qa's 9 top categories, so "(other)" is exercised
+#: 14 products (more than mostlyai-qa's 9 top categories, so "(other)" is exercised) and a rare 15th
 PRODUCTS = np.array([f"p{i:02d}" for i in range(14)])
 PRODUCT_P = np.arange(14, 0, -1) / np.arange(14, 0, -1).sum()
-TOLERANCE = 5e-6
+RARE = "p14"
+#: half a unit of mostlyai-qa's 5th decimal, plus floating-point noise
+TOLERANCE = 5e-6 * (1 + 1e-6)
 
 
 def example(n: int, seed: int, stickiness: float) -> pd.DataFrame:
@@ -52,6 +55,7 @@ def example(n: int, seed: int, stickiness: float) -> pd.DataFrame:
                 ch = int(rng.choice(len(CHANNELS), p=[0.4, 0.25, 0.15, 0.12, 0.08]))
             rows.append({"key": key, "channel": CHANNELS[ch], "status": STATUS[int(rng.integers(0, 3))],
                          "product": PRODUCTS[int(rng.choice(14, p=PRODUCT_P))],
+                         "amount": round(float(rng.lognormal(3 + 0.3 * ch, 0.9)), 2),
                          "items": int(rng.integers(1, 7)) if ch < 3 else int(rng.integers(1, 3))})
     return pd.DataFrame(rows)
 
@@ -84,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     t = example(400, seed=1, stickiness=0.7)
     s = example(400, seed=2, stickiness=0.4)
+    t.loc[[0, 50, 100], "product"] = RARE  # 3 events of T: under mostlyai-qa's 5, so "(other)"
+    s.loc[[0, 7, 70, 700, 1000, 1500], "product"] = RARE
     ours = holdbench_side(t, s)
     theirs, versions = mostlyai_side(t, s)
     table = ours.merge(theirs, on=["column", "part"], how="outer")

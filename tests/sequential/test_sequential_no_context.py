@@ -169,14 +169,16 @@ def test_a_tiny_holdout_distance_is_floored_so_a_ratio_stays_readable():
 
 
 def test_mostlyai_coherence_parts_by_hand():
-    # T: seq 0 = a a b, seq 1 = a;  S: seq 0 = a b c, seq 1 = c c
-    t = pd.DataFrame({"c": ["a", "a", "b", "a"]})
+    # T: seq 0 = a x5 b x5, seq 1 = a, seq 2 = z (z: 1 event, under the 5 a level needs, so "(other)")
+    # S: seq 0 = a b c, seq 1 = c c
+    t = pd.DataFrame({"c": ["a"] * 5 + ["b"] * 5 + ["a", "z"]})
     s = pd.DataFrame({"c": ["a", "b", "c", "c", "c"]})
-    parts = coherence_parts((np.array([0, 0, 0, 1]), t), [(np.array([0, 0, 0, 1, 1]), s)], {"c": "categorical"})
-    # distinct per sequence: T {2, 1}, S {3, 1}; on T's bins (1, 2; S's 3 clipped into 2): identical -> 0
-    assert parts.loc[0, "distinct_0"] == 0
-    # sequences per category: T a:2 b:1 (other):0 -> (2/3, 1/3, 0); S a:1 b:1 (other, c):2 -> (1/4, 1/4, 1/2)
-    assert parts.loc[0, "category_0"] == pytest.approx(0.5 * (abs(2 / 3 - 1 / 4) + abs(1 / 3 - 1 / 4) + 1 / 2))
+    owner_t = np.array([0] * 10 + [1, 2])
+    parts = coherence_parts((owner_t, t), [(np.array([0, 0, 0, 1, 1]), s)], {"c": "categorical"})
+    # distinct per sequence: T {2, 1, 1}, S {3, 1}; on T's bins (1, 2; S's 3 falls into 2): (2/3, 1/3) vs (1/2, 1/2)
+    assert parts.loc[0, "distinct_0"] == pytest.approx(0.5 * (abs(2 / 3 - 1 / 2) + abs(1 / 3 - 1 / 2)))
+    # sequences per category: T a:2 b:1 (other: z):1 -> (2/4, 1/4, 1/4); S a:1 b:1 (other: c):2 -> (1/4, 1/4, 2/4)
+    assert parts.loc[0, "category_0"] == pytest.approx(0.5 * (1 / 4 + 0 + 1 / 4))
 
 
 def test_the_guides_no_context_config_loads_transactions_by_row():
