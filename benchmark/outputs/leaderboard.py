@@ -156,7 +156,9 @@ def ran_with(row: Any) -> str:
     parts = []
     eps = _number(row.get(SETTING_PREFIX + "epsilon"))
     if not math.isnan(eps):
-        parts.append(f"ε {eps:g}")
+        dom, fit = (_number(row.get(f"{SETTING_PREFIX}spent_epsilon_{k}")) for k in ("domain", "fit"))
+        spent = f" = domain {dom:.3g} + fit {fit:.3g}" if not (math.isnan(dom) or math.isnan(fit)) else ""
+        parts.append(f"ε {eps:g}{spent}")
     conflict = row.get("name_conflict")
     if isinstance(conflict, str) and conflict:
         parts.append(f"WARNING: {conflict}")

@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from holdbench.benchmark.layout import DERIVED_DIRS, METRICS_JSON, STATUS_JSON, StudyLayout, canonical, cell_id, results_root
+from holdbench.benchmark.layout import DERIVED_DIRS, GENERATE_JSON, METRICS_JSON, STATUS_JSON, StudyLayout, canonical, cell_id, results_root
 from holdbench.benchmark.workflow.cellconfig import file_problem, name_conflicts, settings_of
 from holdbench.contracts.io import clean_line
 
@@ -30,6 +30,9 @@ _SEED_DIR = re.compile(r"^seed(\d+)$")
 #: with (status.json `config.synthesizer`), never from its name; `generator` is the config's `_target_`
 RECORDED_SETTINGS = ("epsilon", "delta", "p")
 SETTING_PREFIX = "setting_"
+#: the privacy budget a DP generator reports it spent (generate.json `synthesizer_info.privacy`), carried as
+#: `setting_spent_<key>`: total and per part (synthesizers/plugins/dp/domain.py)
+SPENT = ("epsilon", "epsilon_domain", "epsilon_fit", "delta")
 
 
 @dataclass
@@ -175,6 +178,11 @@ def _cell_row(cell: Cell) -> dict[str, Any]:
     row["generator"] = clean_line(settings["_target_"]) if isinstance(settings.get("_target_"), str) else None
     for key in RECORDED_SETTINGS:
         row[SETTING_PREFIX + key] = _number(settings.get(key))
+    generated, _ = _read_json(cell.path / GENERATE_JSON) if row["generator"] else (None, "")
+    privacy = ((generated or {}).get("synthesizer_info") or {}).get("privacy")
+    if isinstance(privacy, dict):
+        for key in SPENT:
+            row[f"{SETTING_PREFIX}spent_{key}"] = _number(privacy.get(key))
     # a variant whose name states a setting its run did not use (params: over `mst_eps3`): flagged wherever shown
     row["name_conflict"] = clean_line("; ".join(name_conflicts(cell.synthesizer, settings))) or None
     identity = set(row) - {"n_synthetic"}
