@@ -33,6 +33,9 @@ def add_pair_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--datetime", action="append", default=[], metavar="COLUMN[=FORMAT]",
                    help="event files without subject attributes: read COLUMN as datetimes (strftime FORMAT; default ISO "
                         "8601; text columns holding only ISO dates are read so anyway) (repeatable)")
+    p.add_argument("--time", metavar="COLUMN",
+                   help="event files without subject attributes: the numeric or datetime column whose inter-event "
+                        "gaps are measured and whose order S must keep (default: a datetime --order column)")
     p.add_argument("--n-events-privacy", type=int, default=3, metavar="M",
                    help="event files without subject attributes: the first M events enter the subject vector "
                         "(default 3)")
@@ -85,10 +88,11 @@ def check_pair_args(args: argparse.Namespace, flat_options: tuple[str, ...], hol
         raise ValueError(f"sequential data needs {', '.join(missing)}" + (" (or --holdout-row)" if only_s else ""))
     if holdout_row and (args.synthetic_subjects or args.synthetic_events):
         raise ValueError("--holdout-row evaluates S = H: give no --synthetic-subjects/--synthetic-events")
-    no_context = bool(getattr(args, "key", None) or getattr(args, "order", None) or getattr(args, "datetime", None))
+    no_context = bool(getattr(args, "key", None) or getattr(args, "order", None) or getattr(args, "datetime", None)
+                      or getattr(args, "time", None))
     if not events_only(args):
         if no_context:
-            raise ValueError("--key, --order and --datetime describe event files without subject attributes; "
+            raise ValueError("--key, --order, --datetime and --time describe event files without subject attributes; "
                              "subject + event pairs take them from --dataset")
     elif args.dataset and no_context:
         raise ValueError("--dataset names the key, the order and the kinds; give it or --key/--order, not both")
@@ -142,7 +146,7 @@ def read_pairs(args: argparse.Namespace, holdout_row: bool = False):
         if args.n_events_privacy < 1:
             raise ValueError(f"--n-events-privacy must be a positive integer, got {args.n_events_privacy}")
         spec = events_spec(args.train_events, args.key, list(args.order), args.n_events_privacy,
-                           _datetimes(args.datetime))
+                           _datetimes(args.datetime), args.time)
     subjects = {r: (None if no_context else getattr(args, f"{r}_subjects")) for r in ROLES}
     train, holdout = (read_pair(spec, subjects[r], getattr(args, f"{r}_events")) for r in ("train", "holdout"))
     synthetic = None if holdout_row else read_synthetic_pair(spec, subjects["synthetic"], args.synthetic_events)

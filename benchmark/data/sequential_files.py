@@ -75,6 +75,11 @@ def events_spec(events_file: str | Path, key: str, order: list[str], n_events_pr
         raise ValueError(f"{events_file}: {exc}") from None
     by_name = {c.name: c for c in inferred}
     columns = tuple(by_name.get(str(c)) or Column(str(c), "numeric", "float", "numeric") for c in cols.columns)
+    if time is not None and next(c for c in columns if c.name == time).kind != "numeric":
+        raise ValueError(f"{events_file}: the time column {time!r} (--time) is neither numeric nor a datetime")
+    if time is not None and time not in cols.columns:
+        raise ValueError(f"{events_file}: the time column {time!r} (--time) is missing (it has "
+                         f"{[str(c) for c in frame.columns]})")
     if time is None and not by_row and order[0] in datetimes:
         time = order[0]
     return SequentialSpec(Path(events_file).name, key, None, str(events_file), None,

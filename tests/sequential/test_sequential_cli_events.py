@@ -64,6 +64,17 @@ def test_order_by_a_datetime_column_measures_gaps(files, capsys):
     assert "Inter-event gap ratio" in text and "Sequences out of order" in text
 
 
+def test_row_order_with_a_time_column_reports_events_out_of_time_order(files, tmp_path, capsys):
+    late = tmp_path / "synthetic.csv"
+    # each account's rows reversed: in row order its timestamps now go backwards
+    _events(120, 2).iloc[::-1].to_csv(late, index=False)
+    out = tmp_path / "m.json"
+    assert main(["evaluate", *_argv(files, synthetic=late), "--time", "ts", "--out", str(out), *FAST]) == 0
+    d = json.loads(out.read_text())
+    assert d["seq_out_of_order"] == 1.0 and d["seq_out_of_order_holdout"] == 0.0 and d["seq_gap_ratio"] > 1
+    assert "S has events out of order" in capsys.readouterr().out
+
+
 def test_check_takes_the_same_event_files(files, capsys):
     code = main(["check", *_argv(files), *FAST])
     text = capsys.readouterr().out
