@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from holdbench.benchmark.outputs.filereport import figures
+import holdbench.benchmark.outputs.filereport.figures as figures
 from holdbench.benchmark.outputs.filereport.html import badge, esc, figure, means, num, pct, table, verdict_html
 
 

@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from holdbench.benchmark.outputs.filereport import figures
+import holdbench.benchmark.outputs.filereport.figures as figures
 from holdbench.benchmark.outputs.filereport.html import esc, figure, means, num, pct, table, verdict_html
 
 
