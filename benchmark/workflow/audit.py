@@ -50,6 +50,17 @@ def n_chunks(settings: dict) -> int:
     return math.ceil(n_fits(settings) / family(settings).fits_per_job)
 
 
+def fits_key(metrics_cfg: dict) -> str:
+    """What the fit jobs depend on of a metrics config: the audit's fit settings and chunking ('' without an
+    audit)."""
+    s = settings_of(metrics_cfg)
+    if s is None:
+        return ""
+    from holdbench.metrics.audit import settings_digest
+
+    return f"{settings_digest(family(s).settings)}-{family(s).fits_per_job}"
+
+
 def fit_file(lay: StudyLayout, dataset: str, seed, synth: str, j: int) -> Path:
     return lay.cell_dir(dataset, seed, synth) / AUDIT_DIR / f"fit{j:04d}.npz"
 

@@ -17,13 +17,17 @@ rule audit_fits:
     input:
         **L.split_outputs("{dataset}", "{seed}", STUDY.sequential),
         config=lambda wc: PLAN.snapshot(L.synth_config(wc.synth)),
-        metrics=lambda wc: PLAN.snapshot(L.metrics_config),
     output:
         str(_audit.chunk_marker(L, "{dataset}", "{seed}", "{synth}", "{chunk}")),
     log:
         L.log("audit_fits{chunk}", "{dataset}", "{seed}", "{synth}"),
     benchmark:
         L.benchmark("audit_fits{chunk}", "{dataset}", "{seed}", "{synth}")
+    params:
+        # the audit's fit settings, not the whole metrics snapshot: another metric family's option does not
+        # touch the fits (Snakemake reruns a job whose params changed; its fits stay valid when only the
+        # analysis settings changed)
+        settings=_audit.fits_key(STUDY.metrics),
     wildcard_constraints:
         chunk=r"\d+",
     threads: 1
