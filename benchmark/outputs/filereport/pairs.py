@@ -55,8 +55,8 @@ def build_pair_report(args: argparse.Namespace, log=None):
 
 
 def html_report(rep: dict, artifacts: dict, specs: list) -> str:
-    import holdbench.benchmark.outputs.filereport.sections as sections
-    import holdbench.benchmark.outputs.filereport.sections_privacy as sections_privacy
+    import holdbench.benchmark.outputs.filereport.sections as sections  # noqa: PLR0402 - no import circle
+    import holdbench.benchmark.outputs.filereport.sections_privacy as sections_privacy  # noqa: PLR0402
     from holdbench.benchmark.outputs.filereport.html import esc, page
 
     s, m = rep["settings"], next(iter(rep["synthetic"].values()))["metrics"]

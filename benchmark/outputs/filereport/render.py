@@ -63,8 +63,8 @@ def assemble(data, shared, evaluations: list, specs: list, gates, cfg: dict, set
 
 
 def html_report(rep: dict, extra: dict, specs: list) -> str:
-    import holdbench.benchmark.outputs.filereport.sections as sections
-    import holdbench.benchmark.outputs.filereport.sections_privacy as sections_privacy
+    import holdbench.benchmark.outputs.filereport.sections as sections  # noqa: PLR0402 - no import circle
+    import holdbench.benchmark.outputs.filereport.sections_privacy as sections_privacy  # noqa: PLR0402
     from holdbench.benchmark.outputs.filereport.html import esc, page
 
     names = list(rep["synthetic"])

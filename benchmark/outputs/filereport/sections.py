@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import holdbench.benchmark.outputs.filereport.figures as figures
+import holdbench.benchmark.outputs.filereport.figures as figures  # noqa: PLR0402 - by module path: no import circle
 from holdbench.benchmark.outputs.filereport.html import badge, esc, figure, means, num, pct, table, verdict_html
 
 

@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-import holdbench.benchmark.outputs.filereport.figures as figures
+import holdbench.benchmark.outputs.filereport.figures as figures  # noqa: PLR0402 - by module path: no import circle
 from holdbench.benchmark.outputs.filereport.html import esc, figure, means, num, pct, table, verdict_html
 
 
