@@ -1,0 +1,90 @@
+"""The DP rows of a frontier study run, by generator and ε, with the harness's intervals over seeds.
+
+    python scripts/bench/frontier_dp_table.py STUDY_DIR OUT_DIR [--command TEXT]
+
+Reads STUDY_DIR/leaderboard_summary.csv (holdbench.benchmark.outputs.leaderboard.aggregate: the mean over
+the ok seeds and its 95% t interval with three or more seeds) and writes OUT_DIR/dp_epsilon.csv, one row
+per dataset x DP generator x ε that ran: seeds ok, F3 ratio, best MIA AUC and DCR share (mean [low, high]),
+the ε spent on the domain and on the fit (from each cell's generate.json), fit seconds. Adds or replaces
+its entry in OUT_DIR/provenance.json, keeping every other table's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import re
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+FILE = "dp_epsilon.csv"
+DP = re.compile(r"^(?P<gen>mst|aim|privbayes)_eps(?P<eps>[\d.]+)$")
+METRICS = (("F3 ratio", "F3_ratio", 3), ("best MIA AUC", "mia_auc_max", 3), ("DCR share", "dcr_share", 3))
+
+
+def _fmt(v, digits: int) -> str:
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{float(v):.{digits}f}"
+
+
+def table(summary: pd.DataFrame) -> list[dict]:
+    rows = []
+    for _, r in summary.iterrows():
+        m = DP.match(str(r["synthesizer"]))
+        if not m:
+            continue
+        row = {"dataset": r["dataset"], "generator": m["gen"], "ε": _fmt(r.get("setting_epsilon"), 1),
+               "seeds ok": f"{int(r['n_ok'])}/{int(r['n_seeds'])}", "interval": r.get("interval") or ""}
+        for label, name, digits in METRICS:
+            row[label] = _fmt(r.get(f"{name}_mean"), digits)
+            low, high = _fmt(r.get(f"{name}_ci_low"), digits), _fmt(r.get(f"{name}_ci_high"), digits)
+            row[f"{label} 95%"] = f"[{low}, {high}]" if low and high else ""
+        row["ε domain"] = _fmt(r.get("setting_spent_epsilon_domain"), 3)
+        row["ε fit"] = _fmt(r.get("setting_spent_epsilon_fit"), 3)
+        row["fit s"] = _fmt(r.get("fit_seconds_mean"), 0)
+        rows.append(row)
+    order = {"mst": 0, "aim": 1, "privbayes": 2}
+    return sorted(rows, key=lambda x: (x["dataset"], order[x["generator"]], float(x["ε"] or 0)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("study_dir", type=Path)
+    ap.add_argument("out_dir", type=Path)
+    ap.add_argument("--command", default=None, help="the command that ran the cells")
+    ap.add_argument("--machine", default="2 cores shared by several jobs, no GPU")
+    a = ap.parse_args(argv)
+    summary = pd.read_csv(a.study_dir / "leaderboard_summary.csv")
+    rows = table(summary)
+    if not rows:
+        raise SystemExit(f"{a.study_dir}: no DP cells (mst/aim/privbayes_eps*) in leaderboard_summary.csv")
+    a.out_dir.mkdir(parents=True, exist_ok=True)
+    with (a.out_dir / FILE).open("w", newline="") as fh:
+        w = csv.DictWriter(fh, list(rows[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    statuses = [json.loads(p.read_text()) for p in a.study_dir.glob("*/seed*/*/status.json")
+                if DP.match(p.parent.name)]
+    commits = sorted({str(s.get("git_commit"))[:7] for s in statuses if s.get("git_commit")})
+    written = max(p.stat().st_mtime for p in a.study_dir.glob("*/seed*/*/status.json") if DP.match(p.parent.name))
+    day = datetime.fromtimestamp(written, timezone.utc).strftime("%Y-%m-%d")
+    entry = {"file": FILE, "title": "DP generators by ε: means and 95% t intervals over the seeds",
+             "command": f"python scripts/bench/frontier_dp_table.py {a.study_dir} {a.out_dir}",
+             "run_commit": ", ".join(commits) or None, "run_date": day, "machine": a.machine, "date": day,
+             "source": ("the study's leaderboard_summary.csv (holdbench's aggregate over seeds) of the DP cells run by "
+                        f"`{a.command or 'holdbench run frontier'}`"),
+             "group_by": "dataset"}
+    prov_path = a.out_dir / "provenance.json"
+    doc = json.loads(prov_path.read_text()) if prov_path.is_file() else {"study": a.out_dir.name, "tables": []}
+    doc["tables"] = [t for t in doc["tables"] if t.get("file") != FILE] + [entry]
+    prov_path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    print(f"{a.out_dir / FILE}: {len(rows)} rows")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
