@@ -58,7 +58,7 @@ def column(name: str, kind: str, labels: list[str], train: np.ndarray, holdout: 
         ax.set_xticks(x, [labels[j][:18] for j in keep], rotation=60, ha="right")
         more = len(used) - len(keep)
         if more > 0:
-            ax.set_title(f"{MAX_BARS} most frequent categories of T shown, {more} more in report.json", loc="left")
+            ax.set_title(f"the {MAX_BARS} most frequent categories of T; {more} more in report.json", loc="left")
     else:
         x = np.arange(len(used))
         for (lab, v), c in zip(shares.items(), colors):

@@ -90,8 +90,12 @@ def column_shapes(rep: dict, data: dict) -> str:
         j = order.index(c)
         svg = figures.column(c, kinds[c], data["labels"][j], data["train"][j], data["holdout"][j],
                              {n: data["synthetic"][n][j] for n in names})
-        out.append(figure(f"fig-col-{j}", svg, f"{c} ({kinds[c]}): share of rows per bucket of T, H and each S; "
-                                               "numeric columns on T's 100 quantile buckets (all rows, no sampling)."))
+        tvds = ", ".join(f"S {n} {num(tvd[n].get(c, {}).get('tvd_synthetic'), 4)}" for n in names)
+        how = ("on T's 100 quantile buckets" if kinds[c] == "numeric"
+               else f"by T's categories (the {figures.MAX_BARS} most frequent drawn)")
+        out.append(figure(f"fig-col-{j}", svg, f"{c} ({kinds[c]}): share of rows of T, H and each S {how}; all rows, "
+                                               f"no sampling. TVD to T: {tvds}; H "
+                                               f"{num(next(iter(tvd.values()))[c]['tvd_holdout'], 4)}."))
     return "\n".join(out)
 
 
