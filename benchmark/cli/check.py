@@ -281,6 +281,10 @@ def _judge(args: argparse.Namespace, results, gates, unfinished: list[str]) -> i
 
     table = verdicts(results, gates)
     print(f"holdbench check: {gates.source} on {len(results.cells)} cell(s) of {results.name}")
+    from holdbench.benchmark.outputs.gates import verdict_name
+
+    print("gates (these decide; other pass/FAIL metrics are information): "
+          + "; ".join(f"{t.name} = {verdict_name(t, results.specs)}" for t in gates.targets))
     print(render(table))
     if args.out:
         from holdbench.contracts.io import write_csv

@@ -339,6 +339,10 @@ def summary(d: dict, specs: list) -> str:
             lo, hi = (d.get(c) for c in sp.interval)
             text += f"  95% CI [{_f(lo, sp.digits)}, {_f(hi, sp.digits)}]"
         lines.append(f"  {sp.label:<{width}}  {text:<28} ({sp.better})")
+    if any(isinstance(d.get(sp.name), bool) for sp in specs):
+        lines += ["", "The pass/FAIL rows above are information, each named by its reference; the quality gates "
+                      "decide (holdbench check, conf/gates/default.yaml: DCR and NNDR distributions S\u2192T vs H\u2192T "
+                      "and the DCR share's interval)"]
     reasons = {k: v for k, v in d.items() if k.endswith("_reason") and v}
     if reasons:
         lines += ["", "Not computed / notes:"] + [f"  {k}: {v}" for k, v in sorted(reasons.items())]

@@ -15,10 +15,12 @@ def test_check_and_report_reuse_an_evaluation(files, tmp_path, capsys, monkeypat
     assert main(["evaluate", *base, "--synthetic", str(files["leaky"]), "--metrics", "demo", "--out", str(saved),
                  *[x for o in FAST for x in ("--set", o)]]) == 0
     assert "dcr_histogram" in json.loads(saved.read_text())["artifacts"]
-    capsys.readouterr()
+    # one vocabulary: evaluate says its pass/FAIL rows are information, check names what each gate tests
+    assert "The pass/FAIL rows above are information" in capsys.readouterr().out
     assert main(["check", "--from-json", str(saved), "--out", str(tmp_path / "v.csv")]) == 1
     printed = capsys.readouterr().out
     assert "dcr_distribution" in printed and "FAIL" in printed
+    assert "dcr_distribution = DCR distribution S\u2192T vs H\u2192T (Hamming, Brunner-Munzel)" in printed
 
     import importlib
 
