@@ -194,3 +194,21 @@ def test_the_guides_no_context_config_loads_transactions_by_row():
     data = from_frames(spec, None, raw)
     assert data.events["amount"].tolist() == [1.5, 2.0, 3.0]  # row order kept, though 05-01 precedes 05-02
     assert data.events["booked_at"].iloc[1] == (pd.Timestamp("2024-05-01") - pd.Timestamp("1970-01-01")).days
+
+
+def test_a_no_context_event_file_without_its_key_is_named():
+    spec = parse_spec("ev", CFG)
+    with pytest.raises(ValueError, match=r"ev\.csv: column\(s\) \['k'\] are missing"):
+        from_frames(spec, None, _events().drop(columns=["k"]))
+
+
+@pytest.mark.parametrize("events, message", [
+    ({"order": "rows"}, "must be `row`"),
+    ({"columns": {"x": {"kind": "numeric", "format": "%Y"}}}, "applies to `kind: datetime` only"),
+    ({"columns": {"x": {"kind": "datetime", "unit": "s"}}}, r"unknown key\(s\) \['unit'\]"),
+    ({"time": "nope"}, "`sequential.events.time` must name a declared event column"),
+])
+def test_config_mistakes_of_the_new_forms_are_named(events, message):
+    cfg = {**CFG, "sequential": {**CFG["sequential"], "events": {**CFG["sequential"]["events"], **events}}}
+    with pytest.raises(ValueError, match=message):
+        parse_spec("ev", cfg)
