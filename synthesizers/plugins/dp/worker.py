@@ -34,6 +34,19 @@ def _seeded_noise(module) -> None:
     module.gaussian_noise = gaussian_noise
 
 
+def _ordered_candidates(module) -> None:
+    """AIM orders its candidate marginals as a set of column-name tuples sorted by size only, so the order
+    among marginals of one size (and with it which one its exponential mechanism's seeded draw picks)
+    follows Python's per-process string hashing: sorted by size, then by the columns."""
+    def downward_closure(workloads):
+        closure = set()
+        for proj in workloads:
+            closure.update(module.powerset(proj))
+        return sorted(closure, key=lambda cl: (len(cl), tuple(cl)))
+
+    module.downward_closure = downward_closure
+
+
 def _codes_transformer(train, cfg):
     """A smartnoise table transformer over the integer codes the main side made, with the cardinalities
     it declares (the domain is never read from the data here)."""
@@ -82,6 +95,8 @@ def _fit_snsynth(train, cfg, p):
                                    max_cells=int(p["max_cells"]), degree=int(p["degree"]), verbose=False)
     if not p["secure_noise"]:
         _seeded_noise(module)
+    if method == "aim":
+        _ordered_candidates(module)
     with contextlib.redirect_stdout(io.StringIO()):  # AIM prints its sigma and width unconditionally
         synth.fit(train.astype("int64"), transformer=_codes_transformer(train, cfg), preprocessor_eps=0.0)
     from snsynth.transform.identity import IdentityTransformer
