@@ -166,3 +166,11 @@ def test_the_guides_public_domain_block_is_a_valid_schema_that_spends_nothing():
     dom = _estimate(train, schema, binning="uniform", bins=12)
     assert dom.epsilon == 0.0 and dom.codes["region"].levels == ["north", "south", "east", "west"]
     assert dom.decode(dom.encode(train), np.random.default_rng(0))["age"].max() <= 120  # clipped to the bounds
+
+
+def test_a_column_whose_levels_all_fall_under_the_threshold_fails_naming_it():
+    schema = _schema(city={"kind": "categorical"}, x={"kind": "numeric"})
+    train = pd.DataFrame({"city": ["north", "south", "east"] * 100, "x": np.arange(300.0)})
+    with pytest.raises(ValueError, match=r"no level of column\(s\) \['city'\] passed the DP threshold: .* of the "
+                                         r"300 rows at epsilon_domain 0.1.*declare the levels public"):
+        _estimate(train, schema, eps=0.1)

@@ -259,6 +259,13 @@ def estimate(train: pd.DataFrame, schema: Schema, *, epsilon: float, delta: floa
             codes[name] = _numeric_code(train[name].astype("Float64").to_numpy(dtype=float, na_value=np.nan),
                                         GRIDS["int" if col.dtype == "int" else "float"], col.bounds, binning, bins,
                                         sigma if name in est_num else None, rng)
+    empty = [n for n in est_cat if not codes[n].levels]
+    if empty:
+        rows = len(train)
+        raise ValueError(f"no level of column(s) {empty} passed the DP threshold: a level needs a noisy count above "
+                         f"{tau:,.0f} of the {rows:,} rows at epsilon_domain {epsilon:.3g} (sigma {sigma:,.0f} over "
+                         f"{n_est} estimated columns); declare the levels public in the dataset config (`levels`), or "
+                         "raise epsilon or domain_share")
     spent = (epsilon, delta) if n_est else (0.0, 0.0)
     notes = {"estimated_columns": est_num + est_cat, "public_columns": [n for n in schema.names
                                                                        if n not in est_num + est_cat]}
