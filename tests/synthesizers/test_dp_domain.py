@@ -174,3 +174,14 @@ def test_a_column_whose_levels_all_fall_under_the_threshold_fails_naming_it():
     with pytest.raises(ValueError, match=r"no level of column\(s\) \['city'\] passed the DP threshold: .* of the "
                                          r"300 rows at epsilon_domain 0.1.*declare the levels public"):
         _estimate(train, schema, eps=0.1)
+
+
+def test_noise_alone_does_not_stretch_a_range_into_empty_octaves():
+    # 14 non-negative columns of a few thousand rows at a small domain budget: an empty (negative) octave
+    # must not pass the range threshold (with 3 sigma about two of 1,300 empty octaves did per fit)
+    rng = np.random.default_rng(0)
+    schema = _schema(**{f"c{i}": {"kind": "numeric"} for i in range(14)})
+    train = pd.DataFrame({f"c{i}": np.where(rng.random(6000) < 0.5, 0.0, rng.lognormal(3, 1, 6000)) for i in range(14)})
+    for seed in range(5):
+        dom = _estimate(train, schema, eps=0.3, seed=seed)
+        assert all(d["range"][0] >= 0 for d in dom.summary().values()), dom.summary()

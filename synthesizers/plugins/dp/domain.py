@@ -15,11 +15,12 @@ levels, a numeric column's bins) is part of what they release, so it must not be
     in [-128, 128] a point of its own, the float grid's cells beyond; clipped to public bounds where
     declared) and over its octaves (four cells
     each: a two-level hierarchical histogram, so each record adds 1 to two counts of the column): the
-    column's range is the outermost octaves whose noisy count exceeds 3 sigma, an octave's mass
+    column's range is the outermost octaves whose noisy count exceeds z sigma (z such that an empty
+    octave passes with probability 5% at most over every octave of every column), an octave's mass
     (noisy count, clipped at 0) is shared among its cells in proportion to theirs; `binning: quantile` cuts it into
     `bins` bins holding equal noisy mass (a bin is a run of grid cells: a point mass such as 0 gets a
     bin of its own), `binning: uniform` into `bins` equal-width bins between the public bounds or the
-    outermost grid cells whose noisy count exceeds 3 sigma. A sampled bin becomes a value by drawing a
+    range. A sampled bin becomes a value by drawing a
     grid cell in proportion to its noisy count, then a uniform value inside it. A missing value is a
     bin of its own in every numeric column;
   * categorical column: the noisy counts of the levels T holds; a level is kept when its noisy count
@@ -244,6 +245,9 @@ def estimate(train: pd.DataFrame, schema: Schema, *, epsilon: float, delta: floa
         sigma = math.sqrt((len(est_cat) + 2 * len(est_num)) / (2 * rho))
         if est_cat:
             tau = 1.0 + sigma * float(norm.isf((delta / 2) / len(est_cat)))
+    # an empty octave passes the range threshold with probability 5% at most over all estimated columns
+    n_oct = max(int(g.octave.max()) + 1 for g in GRIDS.values())
+    range_z = float(norm.isf(0.05 / (n_oct * max(len(est_num), 1))))
     codes: dict = {}
     for name in schema.names:
         col = cols[name]
@@ -258,7 +262,7 @@ def estimate(train: pd.DataFrame, schema: Schema, *, epsilon: float, delta: floa
         else:
             codes[name] = _numeric_code(train[name].astype("Float64").to_numpy(dtype=float, na_value=np.nan),
                                         GRIDS["int" if col.dtype == "int" else "float"], col.bounds, binning, bins,
-                                        sigma if name in est_num else None, rng)
+                                        sigma if name in est_num else None, rng, range_z)
     empty = [n for n in est_cat if not codes[n].levels]
     if empty:
         rows = len(train)
@@ -273,7 +277,7 @@ def estimate(train: pd.DataFrame, schema: Schema, *, epsilon: float, delta: floa
 
 
 def _numeric_code(x: np.ndarray, grid: Grid, bounds, binning: str, bins: int, sigma: float | None,
-                  rng: np.random.Generator) -> NumericCode:
+                  rng: np.random.Generator, range_z: float = 3.0) -> NumericCode:
     lo, hi = (-np.inf, np.inf) if bounds is None else (float(bounds[0]), float(bounds[1]))
     source = "public" if sigma is None else ("public bounds, dp bins" if bounds is not None else "dp")
     first = int(grid.index([lo])[0]) if np.isfinite(lo) else 0
@@ -293,7 +297,7 @@ def _numeric_code(x: np.ndarray, grid: Grid, bounds, binning: str, bins: int, si
     inside = np.zeros(len(grid), bool)
     inside[first:last] = True
     oct_noisy[~np.isin(np.arange(n_oct), grid.octave[inside])] = -np.inf
-    above = np.flatnonzero(oct_noisy > 3 * sigma)
+    above = np.flatnonzero(oct_noisy > range_z * sigma)
     if not len(above):  # nothing stands out of the noise: the single noisiest octave
         above = np.array([int(np.argmax(oct_noisy))])
     keep = inside & (grid.octave >= above[0]) & (grid.octave <= above[-1])
