@@ -29,7 +29,7 @@ from holdbench.synthesizers.plugins.dp.domain import estimate
 
 GENERATORS = {"mst": MST, "aim": AIM, "privbayes": PrivBayes}
 COLUMNS = ["dataset", "rows", "generator", "epsilon", "domain_share", "binning", "bins", "seed", "F1_ratio", "F2_ratio", "F3_ratio",
-           "numeric_bins_mean", "fit_s", "sample_s"]
+           "numeric_bins_mean", "fit_s", "sample_s", "error"]
 
 
 def run(dataset: str, generator: str, eps: float, share: float, binning: str, bins: int, n: int, seed: int,
@@ -87,7 +87,11 @@ def main(argv: list[str] | None = None) -> int:
         for eps in a.eps:
             for share, v in ((sh, v) for sh in a.shares for v in a.variants):
                 binning, bins = v.split(":")
-                row = run(dataset, a.generator, eps, share, binning, int(bins), a.n, a.seed, extra, a.rows)
+                try:
+                    row = run(dataset, a.generator, eps, share, binning, int(bins), a.n, a.seed, extra, a.rows)
+                except ValueError as exc:  # the domain step refused (no level passed): a row saying why
+                    row = {"dataset": dataset, "generator": a.generator, "epsilon": eps, "domain_share": share,
+                           "binning": binning, "bins": bins, "seed": a.seed, "error": str(exc).split(":")[0]}
                 writer.writerow(row)
                 sys.stdout.flush()
                 if a.out:
