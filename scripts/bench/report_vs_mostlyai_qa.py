@@ -193,7 +193,8 @@ def publish(table: pd.DataFrame, args: argparse.Namespace) -> None:
                   f"S = {args.ds}_{args.synthetic}); holdbench {holdbench.__version__}",
         "note": "each tool in its own process from reading the CSV files to writing its HTML report, one thread "
                 "each, one after the other on a 2-core machine shared with other jobs; CPU is user + sys of the "
-                "process and its waited-for children, peak RSS the largest resident set",
+                "process and its waited-for children, peak RSS the largest resident set; holdbench's report "
+                "with every family of the default metrics config (anonymeter's CPU in its plug-in worker counted)",
     }
     prov["tables"] = [t for t in prov["tables"] if t.get("file") != "report_cost.csv"] + [entry]
     prov_path.write_text(json.dumps(prov, indent=2, ensure_ascii=False) + "\n")
