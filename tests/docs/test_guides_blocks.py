@@ -87,6 +87,11 @@ def test_readme_judge_your_own_files(tmp_path, files):
     assert 0.4 < metrics["dcr_share"] < 0.6
     assert "pmse_ratio" in metrics and "mia_auc_max" in metrics
     assert "1 cell(s): 1 pass, 0 FAIL, 0 n/a" in proc.stdout  # check: a fresh sample passes the gates
+    # report: built from the saved evaluation, so its numbers are evaluate's
+    rep = json.loads((work / "my_report" / "report.json").read_text(encoding="utf-8"))
+    assert rep["synthetic"]["S"]["verdict"]["verdict"] == "pass"
+    assert '<figure class="hb-figure"' in (work / "my_report" / "report.html").read_text(encoding="utf-8")
+    assert (work / "my_report" / "summary.md").is_file()
 
 
 def test_readme_check_fails_a_copy(tmp_path, files):
