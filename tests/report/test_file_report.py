@@ -73,6 +73,7 @@ def test_every_part_is_in_the_page(report):
     a = rep["synthetic"]["shuffled"]["views"]["association"]
     assert a["mean_abs_diff_synthetic"] > a["mean_abs_diff_holdout"]  # shuffling breaks the pairs
     assert rep["synthetic"]["fresh"]["metrics"]["tstr_auc_ratio"] is not None
+    assert rep["settings"]["overrides"][-1] == "families.utility.max_design_mb=1024"  # the report's design cap
 
 
 def test_study_name_and_file_options_are_a_usage_error(files, capsys):

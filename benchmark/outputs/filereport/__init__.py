@@ -50,6 +50,9 @@ def build_report(train: str, holdout: str, synthetic: dict[str, str], out: str |
     if unknown:
         raise ValueError(f"--from-json names {unknown}, which are not among the synthetic files {list(synthetic)}")
     cfg, families = compute.metrics_config(metrics, list(skip), list(overrides), n_jobs, seed, False)
+    capped = any(f.name == "utility" for f in families) and _with_design_cap(overrides) != list(overrides)
+    if capped:
+        cfg, families = compute.metrics_config(metrics, list(skip), _with_design_cap(overrides), n_jobs, seed, False)
     specs = _specs(families)
     gate_set = load_gates(gates or DEFAULT_GATES["flat"])
     from holdbench.benchmark.outputs.gates import check_metrics
@@ -80,12 +83,27 @@ def build_report(train: str, holdout: str, synthetic: dict[str, str], out: str |
                                  {"train": train, "holdout": holdout, "synthetic": dict(synthetic),
                                   "from_json": dict(from_json or {}), "target": data.roles["target"],
                                   "dataset": dataset, "metrics": metrics or "default", "unmask": unmask,
+                                  "skip": list(skip),
+                                  "overrides": _with_design_cap(overrides) if capped else list(overrides),
                                   "values": values})
     code = exit_code(rep, strict)
     rep["exit_code"] = code
     rep["cpu_seconds"] = time.process_time() - started
     paths = render.write(out, rep, extra, specs)
     return Outcome(code, *paths, {n: s["verdict"] for n, s in rep["synthetic"].items()})
+
+
+#: the pMSE design a report allows unless --set says otherwise (MB): a larger design is fitted at a lower degree,
+#: stated in pmse_reason. The paper's tables stay at degree 3 under it; a million-row S would need 7.5 GB at degree 3
+REPORT_DESIGN_MB = 1024
+
+
+def _with_design_cap(overrides) -> list[str]:
+    """The --set overrides, with families.utility.max_design_mb=REPORT_DESIGN_MB unless they set it."""
+    out = list(overrides)
+    if not any(o.split("=", 1)[0].strip() == "families.utility.max_design_mb" for o in out):
+        out.append(f"families.utility.max_design_mb={REPORT_DESIGN_MB}")
+    return out
 
 
 def exit_code(rep: dict, strict: bool = False) -> int:

@@ -9,8 +9,9 @@ import pandas as pd
 
 
 def _row_hashes(frame: pd.DataFrame) -> np.ndarray:
-    """One 64-bit hash per row of the values as they are (pandas' hash_pandas_object, index left out)."""
-    return pd.util.hash_pandas_object(frame.astype(object).where(frame.notna(), None), index=False).to_numpy()
+    """One 64-bit hash per row of the values (pandas' hash_pandas_object, index left out); T, H and S are
+    read into one schema, so equal values have equal dtypes and equal hashes."""
+    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
 
 
 def _column(col: str, kind: str, train: pd.Series, other: pd.Series) -> dict:
