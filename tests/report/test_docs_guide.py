@@ -21,7 +21,7 @@ def _work(tmp_path, s2_as="S2.parquet"):
 
 def test_the_command_block(tmp_path):
     work = _work(tmp_path)
-    script = block("docs/guides/report-your-files.md", "holdbench report --train T.csv --holdout H.csv --synthetic S1.csv candidate2=S2.parquet --target income --skip anonymeter --out my_report || echo \"a quality gate failed\"")
+    script = block("docs/guides/report-your-files.md", 'holdbench report --train T.csv --holdout H.csv --synthetic S1.csv candidate2=S2.parquet --target income --skip anonymeter --out my_report || echo "a quality gate failed"')
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
     proc = subprocess.run(["bash", "-c", "set -e\n" + script], cwd=work, env=env, capture_output=True, text=True,
                           timeout=600, check=False)
