@@ -133,10 +133,10 @@ class _BaleQuick(Synthesizer):
 
     _param: ClassVar[str]  # prefix of a step's tuned parameter in the trace: "b" or "C"
 
-    def __init__(self, k_range=(10, 400), visit_order=None, init_points=5, n_iter=20, optimizer_seeds=1,
-                 m=5, tuning_rows=None, max_tuning_seconds=14400, pmse_degree=3, pmse_max_design_mb=None,
+    def __init__(self, k_range=(10, 200), visit_order=None, init_points=5, n_iter=20, optimizer_seeds=1,
+                 m=10, tuning_rows=None, max_tuning_seconds=14400, pmse_degree=3, pmse_max_design_mb=None,
                  xi=0.01, clip=True, disclosure_reduction=False, disclosure_bound=3.0,
-                 disclosure_delta=None, disclosure_max_rounds=50, point_mass_share=0.5, k_step=20,
+                 disclosure_delta=None, disclosure_max_rounds=50, point_mass_share=0.5, k_step=10,
                  pmse_form="bale_quick", fresh_seeds=True, rescore_top=5, rescore_sets=10,
                  gp_noise="white", check_sets=10) -> None:
         self.k_range = _range("k_range", k_range, int, 1)
@@ -546,10 +546,10 @@ class BQCart(_BaleQuick):
 
     _param = "b"
 
-    def __init__(self, leaf_range=(10, 350), k_range=(10, 400), visit_order=None, init_points=5, n_iter=20,
-                 optimizer_seeds=1, m=5, tuning_rows=None, max_tuning_seconds=14400, pmse_degree=3,
+    def __init__(self, leaf_range=(10, 350), k_range=(10, 200), visit_order=None, init_points=5, n_iter=20,
+                 optimizer_seeds=1, m=10, tuning_rows=None, max_tuning_seconds=14400, pmse_degree=3,
                  pmse_max_design_mb=None, xi=0.01, clip=True, disclosure_reduction=False, disclosure_bound=3.0,
-                 disclosure_delta=None, disclosure_max_rounds=50, point_mass_share=0.5, k_step=20,
+                 disclosure_delta=None, disclosure_max_rounds=50, point_mass_share=0.5, k_step=10,
                  pmse_form="bale_quick", fresh_seeds=True, rescore_top=5, rescore_sets=10, gp_noise="white",
                  check_sets=10) -> None:
         self.leaf_range = _range("leaf_range", leaf_range, int, 1)
@@ -576,11 +576,11 @@ class BQMNL(_BaleQuick):
 
     _param = "C"
 
-    def __init__(self, c_range=(0.001, 3.0), poly_degree=3, max_iter=10, tol=1e-4, k_range=(10, 400),
-                 visit_order=None, init_points=5, n_iter=20, optimizer_seeds=1, m=5, tuning_rows=None,
+    def __init__(self, c_range=(0.001, 3.0), poly_degree=3, max_iter=10, tol=1e-4, k_range=(10, 200),
+                 visit_order=None, init_points=5, n_iter=20, optimizer_seeds=1, m=10, tuning_rows=None,
                  max_tuning_seconds=14400, pmse_degree=3, pmse_max_design_mb=None, xi=0.01, clip=True,
                  disclosure_reduction=False, disclosure_bound=3.0, disclosure_delta=None,
-                 disclosure_max_rounds=50, point_mass_share=0.5, k_step=20, c_grid=9, pmse_form="bale_quick",
+                 disclosure_max_rounds=50, point_mass_share=0.5, k_step=10, c_grid=9, pmse_form="bale_quick",
                  fresh_seeds=True, rescore_top=5, rescore_sets=10, gp_noise="white", check_sets=10) -> None:
         lo, hi = _range("c_range", c_range, float, 0.0)
         if lo <= 0:

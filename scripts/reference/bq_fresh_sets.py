@@ -32,7 +32,7 @@ from bq_objective_noise import SK_PROXY, load_table  # noqa: E402
 
 FIELDS = ["table", "synthesizer", "rows", "fresh sets", "fresh ratio, mean", "fresh ratio, 95% CI low",
           "fresh ratio, 95% CI high", "fresh ratio, set SD", "sets in [0.9, 1.15]", "check sets, mean",
-          "check sets, 95% CI", "K", "k_range", "kept parameters", "evaluations", "fit CPU s", "fit wall s"]
+          "check sets, 95% CI", "m", "K", "k_range", "kept parameters", "evaluations", "fit CPU s", "fit wall s"]
 
 
 def fresh_ratios(synth, train, schema, n_sets: int, first_seed: int = 90_000) -> np.ndarray:
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> None:
             if bq:
                 info = synth.info()
                 params = info["best_params"]
-                row.update({"K": params.get("K", ""), "k_range": f"[{synth.k_range[0]}, {synth.k_range[1]}]",
+                row.update({"m": synth.m, "K": params.get("K", ""), "k_range": f"[{synth.k_range[0]}, {synth.k_range[1]}]",
                             "kept parameters": json.dumps({k: (round(v, 4) if isinstance(v, float) else v)
                                                            for k, v in params.items() if k != "K"}),
                             "evaluations": info["n_distinct_evaluations"]})

@@ -56,6 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--fits", type=int, default=5)
     ap.add_argument("--fresh", type=int, default=20)
     ap.add_argument("--budget", nargs="*", default=[], help="extra overrides for every variant, e.g. n_iter=10")
+    ap.add_argument("--out", type=Path, help="also write one CSV row per variant here")
     args = ap.parse_args(argv)
     if args.table == "sk-proxy":
         args.dataset, args.columns, args.rows = SK_PROXY["dataset"], SK_PROXY["columns"], SK_PROXY["rows"]
@@ -64,6 +65,7 @@ def main(argv: list[str] | None = None) -> None:
           f"{args.fresh} fresh |T|-row sets (Bale & Quick's form); budget overrides {args.budget or 'none'}")
     print(f"{'variant':>28} | fresh ratio, mean over fits [95% CI] | in [0.9, 1.15] | search's mean | "
           f"fresh |1-r| | CPU s/fit | kept K per fit")
+    rows = []
     for name in args.variants:
         fresh, searched, cpu, ks, checks = [], [], [], [], []
         for fit_seed in range(args.fits):
@@ -83,6 +85,18 @@ def main(argv: list[str] | None = None) -> None:
               f"(per fit {np.round(fresh, 3).tolist()}) | {inside:.0%} | {np.mean(searched):.3f} | "
               f"{np.mean(np.abs(1 - fresh)):.3f} | {np.mean(cpu):.0f} | {ks}"
               + ("" if checks[0] is None else f" | fit's own check sets {np.round(checks, 3).tolist()}"), flush=True)
+        rows.append({"variant": name, "overrides": " ".join(VARIANTS[name]) or "(the defaults)",
+                     "fits": len(fresh), "fresh ratio, mean": round(float(fresh.mean()), 3),
+                     "95% CI low": round(float(fresh.mean() - half), 3),
+                     "95% CI high": round(float(fresh.mean() + half), 3),
+                     "fresh ratio per fit": " ".join(f"{v:.3f}" for v in fresh),
+                     "fits in [0.9, 1.15]": f"{int(round(inside * len(fresh)))}/{len(fresh)}",
+                     "search's mean ratio": round(float(np.mean(searched)), 3),
+                     "kept K per fit": " ".join(str(k) for k in ks), "CPU s per fit": round(float(np.mean(cpu)))})
+    if args.out is not None:
+        import pandas as pd
+
+        pd.DataFrame(rows).to_csv(args.out, index=False)
 
 
 if __name__ == "__main__":
