@@ -226,7 +226,8 @@ PAGES = {
         "[the frontier study](frontier.md) (differentially private and forest-based generators), "
         "[the sequential study](sequential.md) (subjects with ordered events), "
         "[the Bale & Quick study](bale-quick.md) (pMSE-tuned sequential synthesis), and "
-        "[performance](performance.md) (time and memory of the harness, the metrics and the generators). "
+        "[performance](performance.md) (time and memory of the harness, the metrics and the generators), "
+        "[concordance](concordance.md) (holdbench's numbers beside SDMetrics' and mostlyai-qa's on the same files). "
         "After a study is rerun, `python docs/gen/export_results.py results/<study> results/published/<study>` "
         "replaces its committed files and the next build of these pages shows the new run.")),
     "results/paper.md": (
@@ -253,6 +254,16 @@ PAGES = {
         ("Does pMSE-tuned sequential synthesis (Bale & Quick's `bq_cart` and `bq_mnl`) reach a pMSE ratio "
         "near 1 while passing their legal criteria, and what is left of attribute disclosure? Measured "
         "against `cart` (synthpop's defaults), gaussian_copula and the holdout row.")),
+    "results/concordance.md": (
+        "Concordance with SDMetrics and mostlyai-qa",
+        ("holdbench's column shapes, pair trends, accuracy and DCR share beside the nearest measure of two "
+        "peers, SDMetrics (its single-table QualityReport and DCROverfittingProtection) and mostlyai-qa (its "
+        "report's univariate and bivariate accuracy, run in the `mostlyai_qa` plug-in environment), on the "
+        "same files: adult's paper split and two of the paper's published synthetic files. Every value is "
+        "per column or per pair of columns; *summary* is where each claim of agreement on this page comes "
+        "from. Where the definitions meet, the tools compute the same frequencies and the same half L1 "
+        "distance and agree to the digits the summary shows; elsewhere they measure different things, for the "
+        "reasons under each table, and Spearman's ρ says whether they still order the columns alike.")),
     "results/performance.md": (
         "Performance",
         ("Time and memory: the demo study end to end, the metric panel per family, sharded evaluation, "
@@ -278,6 +289,7 @@ STUDY_PAGE = {
     "sequential": "results/sequential.md",
     "bale_quick": "results/bale-quick.md",
     "performance": "results/performance.md",
+    "concordance": "results/concordance.md",
 }
 
 STUDY_TITLES = {
@@ -386,10 +398,66 @@ PROSE = {
         "The differentially private and forest-based generators of the frontier study, in their plug-in "
         "environments. MST's memory is jax's; ForestDiffusion runs at settings scaled down to the 2-core "
         "budget."),
+    ("performance", "report_cost.csv"): (
+        "`holdbench report` and mostlyai-qa's report on the same three files (adult's paper T and H, the "
+        "published synthpop S), each in its own process from reading the CSV files to writing the HTML, on "
+        "one thread. *cpu_ratio_to_mostlyai_qa* is the CPU of the row over mostlyai-qa's; a row with "
+        "1,000,000 rows of S, when present, is holdbench's report on S drawn with replacement to that size."),
     ("performance", "bench_scripts.csv"): (
         "What the benchmark scripts in `scripts/bench/` measured, one figure a row, with the date each was "
         "recorded. A range is the spread over repeated runs or over cells."),
     ("references", "references.csv"): None,
+    ("concordance", "headline.csv"): (
+        "Each tool's own headline numbers: holdbench's 1 − F1 and 1 − F2 (means of 1 − TVD over columns and "
+        "pairs, against T), SDMetrics' Column Shapes and Column Pair Trends scores (against T; every pair "
+        "scored, where SDMetrics by default leaves out the pairs whose association in T is below its "
+        "thresholds), mostlyai-qa's "
+        "univariate and bivariate accuracy (against T and H together), holdbench's DCR share (Hamming, all of "
+        "S) and mostlyai-qa's dcr_share (distances between its embeddings of the records). Same direction, "
+        "different quantities: the tables below say where they are the same."),
+    ("concordance", "summary.csv"): (
+        "Per comparison and subset of columns: *n* values, the largest and mean absolute difference, "
+        "*digits_agree* = ⌊−log10 of the largest difference⌋ (*exact*: identical floating-point values) and "
+        "Spearman's ρ between the two tools' values. The definitions meet on categorical columns "
+        "(holdbench's 1-way TVD is 1 − SDMetrics' TVComplement), on pairs of categorical columns of at most "
+        "10 categories (holdbench's 2-way marginal keeps all of them, as SDMetrics' ContingencySimilarity "
+        "does) and, against mostlyai-qa, on categorical columns of at most 10 categories once holdbench is "
+        "given T and H together as its reference, as mostlyai-qa uses them (mostlyai-qa rounds its accuracies "
+        "to 5 decimals, so 5 digits is all the agreement there can be)."),
+    ("concordance", "column_shapes.csv"): (
+        "Categorical columns: the same measure. Numeric columns differ by definition: SDMetrics' "
+        "KSComplement is 1 − the Kolmogorov–Smirnov statistic of the raw values (the largest gap between the "
+        "two cumulative distributions), holdbench's is 1 − the TVD over 100 quantile buckets of T (the sum "
+        "of all the gaps between bucket frequencies, halved): one largest gap against all of them added up."),
+    ("concordance", "pair_trends.csv"): (
+        "Where the two differ: (1) a pair with a numeric column — SDMetrics 0.32 cuts each table on its own "
+        "10 equal-width bins (`np.histogram_bin_edges` of T's and, separately, of S's values), so a bin of S "
+        "need not cover the same values as the bin of T it is compared with; holdbench cuts S on T's 10 "
+        "quantile buckets; (2) two numeric columns — SDMetrics compares Pearson correlations "
+        "(CorrelationSimilarity = 1 − |ρ_T − ρ_S| / 2), holdbench the joint distribution; (3) a categorical "
+        "column of more than 10 categories — holdbench keeps T's 10 most frequent and pools the rest into "
+        "`_other_`, SDMetrics keeps every category."),
+    ("concordance", "accuracy.csv"): (
+        "mostlyai-qa's accuracy is 1 − TVD of binned values of S against T and H together (its report "
+        "concatenates the training and holdout tables). *holdbench_1_minus_tvd_TH* is holdbench's marginal "
+        "TVD with T and H together as its reference, *holdbench_1_minus_tvd_T* holdbench's own (against T). "
+        "They differ on numeric columns by the binning: mostlyai-qa makes 10 bins from evenly spaced "
+        "positions in the sorted values, closed on the left; holdbench 100 (1-way) or 10 (2-way) quantile "
+        "buckets of the reference, closed on the right. On categorical columns mostlyai-qa keeps the 10 most "
+        "frequent categories that have at least 5 records and pools the rest into one bin; holdbench keeps "
+        "the 10 most frequent in its 2-way buckets and up to 100 in its 1-way ones, whatever their count. "
+        "A value of S outside the reference's range is clipped by mostlyai-qa into its first or last bin and "
+        "counted by holdbench in a bucket of its own (`_other_`): CTGAN's capital-gain, most of whose values "
+        "lie below T's minimum, is where the two part most."),
+    ("concordance", "dcr.csv"): (
+        "Not the same measure, on purpose. holdbench's DCR share uses the Hamming distance over 100 "
+        "quantile bins of T, H and S together, and counts a tie (as near to T as to H, frequent on a "
+        "Hamming distance: see *holdbench_hamming_ties*) with weight |T| / (|T| + |H|); its Gower share "
+        "scales every numeric column by T's range. SDMetrics' DCROverfittingProtection uses a Gower-type "
+        "distance that scales by the range of the table it searches (T's range for the distance to T, H's "
+        "for the distance to H), counts a tie as closer to H, and scores min(1, 2 × (1 − closer_to_training)). "
+        "SDMetrics' search compares every pair of records in pandas, so both tools see the same seeded sample "
+        "of S here; holdbench's own DCR share (the headline table) uses all of S."),
 }
 
 FIGURES = {

@@ -61,9 +61,10 @@ def studies():
     return results.load_all()
 
 
-def test_the_six_pages_of_the_plan_are_generated(pages):
+def test_the_pages_of_the_plan_are_generated(pages):
     assert sorted(pages) == sorted(["results/index.md", "results/paper.md", "results/frontier.md",
-                                    "results/sequential.md", "results/bale-quick.md", "results/performance.md"])
+                                    "results/sequential.md", "results/bale-quick.md", "results/performance.md",
+                                    "results/concordance.md", "results/audit.md"])
     for page, text in pages.items():
         assert text.startswith("# "), page
         assert "<small>Provenance" in text, f"{page} shows no table"
