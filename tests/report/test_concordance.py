@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
 from holdbench.metrics.evaluate import kinds_from_dtypes
 from holdbench.metrics.fidelity import FidelityModel
 
