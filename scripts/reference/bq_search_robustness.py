@@ -26,7 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "reference"))
 
-from bq_objective_noise import SK_PROXY, load_table, set_ratios  # noqa: E402
+from bq_objective_noise import SK_PROXY, load_table, set_ratios
 
 # name: overrides of the synthesizer's config (its YAML and class defaults; `new` is those defaults)
 OLD = ["m=3", "fresh_seeds=false", "gp_noise=null", "rescore_top=3", "rescore_sets=5"]
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
                      "95% CI low": round(float(fresh.mean() - half), 3),
                      "95% CI high": round(float(fresh.mean() + half), 3),
                      "fresh ratio per fit": " ".join(f"{v:.3f}" for v in fresh),
-                     "fits in [0.9, 1.15]": f"{int(round(inside * len(fresh)))}/{len(fresh)}",
+                     "fits in [0.9, 1.15]": f"{round(inside * len(fresh))}/{len(fresh)}",
                      "search's mean ratio": round(float(np.mean(searched)), 3),
                      "kept K per fit": " ".join(str(k) for k in ks), "CPU s per fit": round(float(np.mean(cpu)))})
     if args.out is not None:
