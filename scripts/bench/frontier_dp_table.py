@@ -5,7 +5,8 @@
 Reads STUDY_DIR/leaderboard_summary.csv (holdbench.benchmark.outputs.leaderboard.aggregate: the mean over
 the ok seeds and its 95% t interval with three or more seeds) and writes OUT_DIR/dp_epsilon.csv, one row
 per dataset x DP generator x ε that ran: seeds ok, F3 ratio, best MIA AUC and DCR share (mean [low, high]),
-the ε spent on the domain and on the fit (from each cell's generate.json), fit seconds. Adds or replaces
+the ε spent on the domain and on the fit (from each cell's generate.json), fit seconds, and the reason a
+seed failed. Adds or replaces
 its entry in OUT_DIR/provenance.json, keeping every other table's.
 """
 
@@ -31,14 +32,24 @@ def _fmt(v, digits: int) -> str:
     return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{float(v):.{digits}f}"
 
 
-def table(summary: pd.DataFrame) -> list[dict]:
+def _reason(study_dir: Path, dataset: str, synth: str) -> str:
+    """The first failed cell's reason, up to its first ';' (what a row with failed seeds shows)."""
+    for path in sorted(study_dir.glob(f"{dataset}/seed*/{synth}/status.json")):
+        st = json.loads(path.read_text())
+        if st.get("status") != "ok" and st.get("reason"):
+            return str(st["reason"]).split(";")[0].replace("\n", " ")[:300]
+    return ""
+
+
+def table(summary: pd.DataFrame, study_dir: Path) -> list[dict]:
     rows = []
     for _, r in summary.iterrows():
         m = DP.match(str(r["synthesizer"]))
         if not m:
             continue
         row = {"dataset": r["dataset"], "generator": m["gen"], "ε": _fmt(r.get("setting_epsilon"), 1),
-               "seeds ok": f"{int(r['n_ok'])}/{int(r['n_seeds'])}", "interval": r.get("interval") or ""}
+               "seeds ok": f"{int(r['n_ok'])}/{int(r['n_seeds'])}",
+               "interval": r["interval"] if isinstance(r.get("interval"), str) else ""}
         for label, name, digits in METRICS:
             row[label] = _fmt(r.get(f"{name}_mean"), digits)
             low, high = _fmt(r.get(f"{name}_ci_low"), digits), _fmt(r.get(f"{name}_ci_high"), digits)
@@ -46,6 +57,7 @@ def table(summary: pd.DataFrame) -> list[dict]:
         row["ε domain"] = _fmt(r.get("setting_spent_epsilon_domain"), 3)
         row["ε fit"] = _fmt(r.get("setting_spent_epsilon_fit"), 3)
         row["fit s"] = _fmt(r.get("fit_seconds_mean"), 0)
+        row["failed seeds"] = _reason(study_dir, r["dataset"], r["synthesizer"]) if r["n_ok"] < r["n_seeds"] else ""
         rows.append(row)
     order = {"mst": 0, "aim": 1, "privbayes": 2}
     return sorted(rows, key=lambda x: (x["dataset"], order[x["generator"]], float(x["ε"] or 0)))
@@ -59,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--machine", default="2 cores shared by several jobs, no GPU")
     a = ap.parse_args(argv)
     summary = pd.read_csv(a.study_dir / "leaderboard_summary.csv")
-    rows = table(summary)
+    rows = table(summary, a.study_dir)
     if not rows:
         raise SystemExit(f"{a.study_dir}: no DP cells (mst/aim/privbayes_eps*) in leaderboard_summary.csv")
     a.out_dir.mkdir(parents=True, exist_ok=True)
