@@ -2,8 +2,9 @@
 
     python scripts/bench/frontier_dp_table.py STUDY_DIR OUT_DIR [--command TEXT]
 
-Reads STUDY_DIR/leaderboard_summary.csv (holdbench.benchmark.outputs.leaderboard.aggregate: the mean over
-the ok seeds and its 95% t interval with three or more seeds) and writes OUT_DIR/dp_epsilon.csv, one row
+Reads every DP cell of STUDY_DIR (whichever run wrote it: a run with --synthesizers rewrites the study's own
+summary with its cells only) and aggregates them with holdbench's leaderboard.aggregate (the mean over the
+ok seeds and its 95% t interval with three or more seeds), then writes OUT_DIR/dp_epsilon.csv, one row
 per dataset x DP generator x ε that ran: seeds ok, F3 ratio, best MIA AUC and DCR share (mean [low, high]),
 the ε spent on the domain and on the fit (from each cell's generate.json), fit seconds, and the reason a
 seed failed. Adds or replaces
@@ -22,6 +23,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
+from holdbench.benchmark.outputs.leaderboard import aggregate
+from holdbench.benchmark.outputs.results import cells_table, load_results, read_cell
 
 FILE = "dp_epsilon.csv"
 DP = re.compile(r"^(?P<gen>mst|aim|privbayes)_eps(?P<eps>[\d.]+)$")
@@ -70,7 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--command", default=None, help="the command that ran the cells")
     ap.add_argument("--machine", default="2 cores shared by several jobs, no GPU")
     a = ap.parse_args(argv)
-    summary = pd.read_csv(a.study_dir / "leaderboard_summary.csv")
+    results = load_results(a.study_dir)
+    cells = [read_cell(results.name, p.parent.parent.name, int(p.parent.name[4:]), p)
+             for p in sorted(a.study_dir.glob("*/seed*/*")) if p.is_dir() and DP.match(p.name)]
+    summary = aggregate(cells_table(cells), results.specs)
     rows = table(summary, a.study_dir)
     if not rows:
         raise SystemExit(f"{a.study_dir}: no DP cells (mst/aim/privbayes_eps*) in leaderboard_summary.csv")
