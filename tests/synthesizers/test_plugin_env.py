@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from holdbench.contracts import plugin_env
-from holdbench.contracts.plugin_env import MISSING_EXIT, SETTINGS_EXIT, PluginEnv, requirements_sha256, run_worker
+from holdbench.contracts.plugin_env import (
+    MISSING_EXIT,
+    SETTINGS_EXIT,
+    PluginEnv,
+    requirements_sha256,
+    run_worker,
+)
 
 
 def _fake_env(tmp_path: Path, monkeypatch, packages=("libx",)) -> PluginEnv:
@@ -277,5 +283,9 @@ def test_a_fit_whose_worker_wrote_no_info_raises_the_named_error(monkeypatch):
     monkeypatch.setattr(type(synth.environment), "unavailable", lambda self, override=None: None)
     monkeypatch.setattr(plugin_env, "run_worker", lambda *a, **k: ({"versions": {"smartnoise-synth": "x"}}, 0.0, 0.0))
     train = pd.DataFrame({"a": ["x", "y"] * 5, "b": list(range(10))})
+    # the domain declared public: 10 rows are too few for levels estimated under DP
+    schema = dataclasses.replace(Schema.infer("toy", train), columns=tuple(
+        dataclasses.replace(c, levels=("x", "y")) if c.name == "a" else dataclasses.replace(c, bounds=(0.0, 9.0))
+        for c in Schema.infer("toy", train).columns))
     with pytest.raises(RuntimeError, match=r"mst worker's fit result lacks 'info' \(missing\)"):
-        synth.fit(train, FitContext(Schema.infer("toy", train), 0, "toy"))
+        synth.fit(train, FitContext(schema, 0, "toy"))
