@@ -384,7 +384,10 @@ PROSE = {
         "attacks start to see something. The cost of DP is fidelity: PrivBayes improves with ε, while MST "
         "stays nearly flat (its discretisation, not its noise, limits it). `cart` is closest to T and the "
         "one the attacks and the DCR share see. One seed, no intervals: read differences of a few "
-        "hundredths of AUC as noise. The forest rows ran at settings scaled down to a 2-core budget."),
+        "hundredths of AUC as noise. The forest rows ran at settings scaled down to a 2-core budget. The DP rows "
+        "ran with the DP generators' earlier configuration (category levels and numeric bounds read from T "
+        "outside the privacy budget, 10 equal-width bins, no AIM); the table of DP cells by ε holds the "
+        "current configuration's."),
     ("frontier", "fresh_rows.csv"): (
         "R's synthpop on the study's seeds and their splits, run after the study above (where it was skipped); "
         "its values are means over the seeds its status counts. It lands beside `cart` on the fidelity–privacy "
