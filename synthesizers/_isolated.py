@@ -68,14 +68,23 @@ class IsolatedSynthesizer(Synthesizer):
         """What the worker gets as `params` (default: the settings, `params()`)."""
         return self.params()
 
-    def fit(self, train: pd.DataFrame, ctx: FitContext) -> None:
+    def _start_fit(self, train: pd.DataFrame, ctx: FitContext) -> pd.DataFrame:
+        """The plug-in's interpreter (SynthesizerUnavailable when its venv is missing), the schema, T coerced to it."""
         env = self.environment
         missing = env.unavailable()
         if missing:
             raise SynthesizerUnavailable(missing)
         self._python, self._env = env.python(), env
         self._schema = ctx.schema
-        train = ctx.schema.coerce(train, f"{self.method}: training data")
+        return ctx.schema.coerce(train, f"{self.method}: training data")
+
+    def _keep_dir(self) -> None:
+        """The fit's directory, kept (the pickled model) for further samples until the object goes."""
+        self._dir = Path(tempfile.mkdtemp(prefix=f"holdbench-{self.method}-"))
+        weakref.finalize(self, shutil.rmtree, self._dir, True)
+
+    def fit(self, train: pd.DataFrame, ctx: FitContext) -> None:
+        train = self._start_fit(train, ctx)
         self._categorical = [c.name for c in ctx.schema.columns if c.model_kind == "categorical" or c.dtype == "bool"]
         self._numeric = [c for c in ctx.schema.names if c not in self._categorical]
         self._integer = [c.name for c in ctx.schema.columns if c.name in self._numeric and c.dtype == "int"]
@@ -84,8 +93,7 @@ class IsolatedSynthesizer(Synthesizer):
         if clash:
             raise ValueError(f"{self.method}: column(s) {clash} hold the value {MISSING_LEVEL!r}, which stands for "
                              "a missing value in the plug-in worker")
-        self._dir = Path(tempfile.mkdtemp(prefix=f"holdbench-{self.method}-"))
-        weakref.finalize(self, shutil.rmtree, self._dir, True)  # the pickled model: kept for further samples
+        self._keep_dir()
         coded = pd.DataFrame({c: train[c].map(str).where(train[c].notna(), MISSING_LEVEL) for c in self._categorical}
                              | {c: train[c].astype("Float64").to_numpy(dtype=float, na_value=np.nan)
                                 for c in self._numeric})

@@ -22,15 +22,10 @@ requirements.txt, worker.py; contracts/plugin_env.py), whose worker seeds it fro
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-import weakref
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 from holdbench.synthesizers._isolated import IsolatedSynthesizer
-from holdbench.synthesizers.base import FitContext, SynthesizerUnavailable
+from holdbench.synthesizers.base import FitContext
 from holdbench.synthesizers.plugins.dp import domain as _domain
 
 
@@ -76,13 +71,7 @@ class _DPGenerator(IsolatedSynthesizer):
                 "binning": self.binning, "bins": self.bins}
 
     def fit(self, train: pd.DataFrame, ctx: FitContext) -> None:
-        env = self.environment
-        missing = env.unavailable()
-        if missing:
-            raise SynthesizerUnavailable(missing)
-        self._python, self._env = env.python(), env
-        self._schema = ctx.schema
-        train = ctx.schema.coerce(train, f"{self.method}: training data")
+        train = self._start_fit(train, ctx)
         rng = np.random.default_rng([int(ctx.seed) % 2**32, 7_004_001])
         try:
             self._domain = _domain.estimate(train, ctx.schema, epsilon=self.epsilon * self.domain_share,
@@ -92,8 +81,7 @@ class _DPGenerator(IsolatedSynthesizer):
         d = self._domain
         fit_eps, fit_delta = self.epsilon - d.epsilon, self.delta - d.delta
         self._fit_budget = {"epsilon": fit_eps, "delta": 0.0 if self.pure else fit_delta}
-        self._dir = Path(tempfile.mkdtemp(prefix=f"holdbench-{self.method}-"))
-        weakref.finalize(self, shutil.rmtree, self._dir, True)
+        self._keep_dir()
         codes = d.encode(train)
         self._categorical, self._numeric, self._integer = list(codes.columns), [], []
         info = self._run("fit", int(ctx.seed), 0, {"train": codes})["info"]
