@@ -10,22 +10,32 @@ Every subcommand gets the options from `add_pair_arguments` and the data from `r
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 ROLES = ("train", "holdout", "synthetic")
 PARTS = ("subjects", "events")
 _WHAT = {"train": "training", "holdout": "holdout", "synthetic": "synthetic"}
 
 
-def add_pair_arguments(p: argparse.ArgumentParser) -> None:
+def add_pair_arguments(p: argparse.ArgumentParser, several_synthetic: bool = False) -> None:
     """--train-subjects, --train-events, --holdout-subjects, ... (the sequential inputs), and --key,
-    --order, --datetime, --n-events-privacy for event files without subject attributes."""
+    --order, --datetime, --n-events-privacy for event files without subject attributes. several_synthetic:
+    --synthetic-subjects and --synthetic-events take one or more files each ([NAME=]FILE, a list; see
+    synthetic_pairs)."""
     for role in ROLES:
         for part in PARTS:
-            p.add_argument(f"--{role}-{part}", metavar="FILE",
-                           help=f"sequential data: the {_WHAT[role]} {part} table (.csv, .csv.gz, .parquet; "
-                                "with --dataset naming a sequential dataset config"
-                                + (", or alone with --key and --order: sequences without subject attributes)"
-                                   if part == "events" else ")"))
+            what = (f"sequential data: the {_WHAT[role]} {part} table (.csv, .csv.gz, .parquet; "
+                    "with --dataset naming a sequential dataset config"
+                    + (", or alone with --key and --order: sequences without subject attributes)"
+                       if part == "events" else ")"))
+            if several_synthetic and role == "synthetic":
+                p.add_argument(f"--{role}-{part}", nargs="+", action="extend", metavar="[NAME=]FILE",
+                               help=what.replace("the synthetic", "one or more synthetic")
+                               + "; each S named after its event file, or NAME=FILE"
+                               + ("; the i-th subject file pairs with the i-th event file" if part == "subjects"
+                                  else ""))
+            else:
+                p.add_argument(f"--{role}-{part}", metavar="FILE", help=what)
     p.add_argument("--key", help="event files without subject attributes: the column naming each sequence")
     p.add_argument("--order", nargs="+", metavar="row|COLUMN",
                    help="event files without subject attributes: `row` (each key's events in file row order) or the "
@@ -108,7 +118,50 @@ def check_pair_args(args: argparse.Namespace, flat_options: tuple[str, ...], hol
 def pair_files(args: argparse.Namespace, holdout_row: bool = False) -> list[str]:
     roles = ROLES[:2] if holdout_row else ROLES
     parts = ("events",) if events_only(args) else PARTS
-    return [getattr(args, f"{r}_{p}") for r in roles for p in parts]
+    from holdbench.benchmark.outputs.filereport.inputs import split_name
+
+    out = []
+    for r in roles:
+        for p in parts:
+            v = getattr(args, f"{r}_{p}")
+            out += [v] if isinstance(v, str) else [split_name(x)[1] for x in v]
+    return out
+
+
+def _items(value) -> list[str]:
+    return [] if value is None else [value] if isinstance(value, str) else list(value)
+
+
+def synthetic_pairs(args: argparse.Namespace) -> dict[str, tuple[str | None, str]]:
+    """{S name: (subject file or None, event file)} of --synthetic-subjects and --synthetic-events (one file
+    each, or lists of [NAME=]FILE): the i-th subject file pairs with the i-th event file; an S is named NAME
+    (given on either file, the same on both) or after its event file."""
+    from holdbench.benchmark.outputs.filereport.inputs import check_name, split_name
+
+    events, subjects = _items(args.synthetic_events), _items(args.synthetic_subjects)
+    if subjects and len(subjects) != len(events):
+        raise ValueError(f"--synthetic-subjects gives {len(subjects)} file(s) and --synthetic-events "
+                         f"{len(events)}: the i-th subject file pairs with the i-th event file, so give as many "
+                         "of each")
+    out: dict[str, tuple[str | None, str]] = {}
+    for i, item in enumerate(events):
+        name, path = split_name(item)
+        s_name, s_path = split_name(subjects[i]) if subjects else (None, None)
+        if name is not None and s_name is not None and name != s_name:
+            raise ValueError(f"synthetic pair {i + 1}: --synthetic-subjects {subjects[i]!r} is named {s_name!r} "
+                             f"but --synthetic-events {item!r} {name!r}; the i-th subject and event files are one "
+                             "S: give them the same NAME, or name only one")
+        if name is not None:
+            check_name(name, item, "--synthetic-events")
+        elif s_name is not None:
+            name = check_name(s_name, subjects[i], "--synthetic-subjects")
+        else:
+            name = Path(path).name  # as the one S of `holdbench evaluate` is named
+        if name in out:
+            raise ValueError(f"--synthetic-events: two S are named {name!r} ({out[name][1]} and {path}); name "
+                             "them apart with NAME=FILE")
+        out[name] = (s_path, path)
+    return out
 
 
 def _datetimes(values: list[str]) -> dict[str, str | None]:
@@ -122,7 +175,8 @@ def _datetimes(values: list[str]) -> dict[str, str | None]:
 
 
 def read_pairs(args: argparse.Namespace, holdout_row: bool = False):
-    """(spec, T, H, S or None) from the pair options: T and H checked as a dataset's own files are
+    """(spec, T, H, S or None) from the pair options (S a dict {name: S} when the options hold lists of
+    files, see synthetic_pairs): T and H checked as a dataset's own files are
     (key, orphans, order columns, ties, datetimes), S as a synthetic pair (its columns are T's, its key
     unique, its row order kept). Event files alone: a no-context spec from --key/--order and T's dtypes
     (holdbench.benchmark.data.sequential_files.events_spec) or from a no-context --dataset."""
@@ -149,7 +203,13 @@ def read_pairs(args: argparse.Namespace, holdout_row: bool = False):
                            _datetimes(args.datetime), args.time)
     subjects = {r: (None if no_context else getattr(args, f"{r}_subjects")) for r in ROLES}
     train, holdout = (read_pair(spec, subjects[r], getattr(args, f"{r}_events")) for r in ("train", "holdout"))
-    synthetic = None if holdout_row else read_synthetic_pair(spec, subjects["synthetic"], args.synthetic_events)
+    if holdout_row:
+        synthetic = None
+    elif isinstance(args.synthetic_events, str):
+        synthetic = read_synthetic_pair(spec, subjects["synthetic"], args.synthetic_events)
+    else:  # several S (add_pair_arguments(several_synthetic=True)): {name: (subjects, events)}, each checked
+        synthetic = {name: read_synthetic_pair(spec, None if no_context else s, e)
+                     for name, (s, e) in synthetic_pairs(args).items()}
     return spec, (train.subjects, train.events), (holdout.subjects, holdout.events), synthetic
 
 

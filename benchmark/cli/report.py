@@ -2,6 +2,8 @@
 
     holdbench report paper_published                       rebuild a study's leaderboard, plots and report.html
     holdbench report --train T.csv --holdout H.csv --synthetic S1.csv [b=S2.parquet ...] --out DIR
+    holdbench report --train-events T.csv --holdout-events H.csv --synthetic-events S1.csv [b=S2.csv ...]
+                     --key K --order row --out DIR       (sequences; or the subject + event pairs with --dataset)
 
 The file form writes DIR/report.html, DIR/report.json and DIR/summary.md (holdbench.benchmark.outputs.filereport).
 Exit status as `holdbench check`: 0 when every S passes the gates, 1 when a gate of some S fails (with --strict
@@ -31,7 +33,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--holdout", help="holdout table H, never seen by the generator")
     p.add_argument("--synthetic", nargs="+", default=[], metavar="[NAME=]FILE",
                    help="one or more synthetic tables S; named after the file, or NAME=FILE")
-    add_pair_arguments(p)
+    add_pair_arguments(p, several_synthetic=True)
     p.add_argument("--out", help="the directory to write report.html, report.json and summary.md to")
     p.add_argument("--target", help="the prediction target column (TSTR); overrides --dataset's")
     p.add_argument("--dataset", help="column kinds and roles from this dataset's config instead of T's dtypes")
@@ -118,4 +120,6 @@ def _run_pairs(args: argparse.Namespace) -> int:
     for name, v in outcome.verdicts.items():
         print(f"S {name}: {v['verdict']}" + (f" (failed: {', '.join(v['failed'])})" if v["failed"] else ""))
     print(f"wrote {outcome.html}, {outcome.json.name}, {outcome.summary.name}")
+    if outcome.exit_code:
+        print("quality gates FAILED", file=sys.stderr)
     return outcome.exit_code

@@ -41,16 +41,29 @@ def stem(path: str) -> str:
     return Path(path).stem
 
 
+def split_name(item: str) -> tuple[str | None, str]:
+    """(NAME, PATH) of an item `NAME=PATH`; (None, item) of a bare path (also of an existing file whose name
+    holds `=`)."""
+    name, sep, path = item.partition("=")
+    if not sep or Path(item).exists():
+        return None, item
+    return name, path
+
+
+def check_name(name: str, item: str, option: str = "--synthetic") -> str:
+    """An S name: 1-64 letters, digits or ._+- (it names report sections, ids and columns)."""
+    if not _NAME.match(name):
+        raise ValueError(f"{option} {item!r}: the name {name!r} must be 1-64 letters, digits or ._+- "
+                         "(give it as NAME=PATH)")
+    return name
+
+
 def named_paths(items: list[str]) -> dict[str, str]:
     """{name: path} from `--synthetic` items `path` or `name=path`; names must be unique."""
     out: dict[str, str] = {}
     for item in items:
-        name, sep, path = item.partition("=")
-        if not sep or Path(item).exists():
-            name, path = stem(item), item
-        if not _NAME.match(name):
-            raise ValueError(f"--synthetic {item!r}: the name {name!r} must be 1-64 letters, digits or ._+- "
-                             "(give it as NAME=PATH)")
+        name, path = split_name(item)
+        name = check_name(name if name is not None else stem(item), item)
         if name in out:
             raise ValueError(f"--synthetic: two files are named {name!r} ({out[name]} and {path}); name them "
                              "apart with NAME=PATH")

@@ -12,12 +12,18 @@ from pathlib import Path
 
 def build_pair_report(args: argparse.Namespace, log=None):
     """Evaluate the pair options of `args` (add_pair_arguments) and write DIR/report.html, report.json and
-    summary.md to args.out; the Outcome of holdbench.benchmark.outputs.filereport."""
-    from holdbench.benchmark.cli._pairs import check_pair_args, evaluate_pairs, pair_files, pair_record
+    summary.md to args.out; the Outcome of holdbench.benchmark.outputs.filereport.
+
+    args.synthetic_events (and args.synthetic_subjects with subject attributes) is one file or a list of
+    [NAME=]FILE, one S each (holdbench.benchmark.cli._pairs.synthetic_pairs); several S are judged one by one
+    against the same T and H and ranked as the flat report ranks them (verdicts.ranking)."""
+    from holdbench.benchmark.cli._pairs import check_pair_args, pair_files, read_pairs, synthetic_pairs
+    from holdbench.benchmark.data.sequential import metric_layout
     from holdbench.benchmark.outputs.filereport import Outcome, _specs, exit_code, prepare_out, render
     from holdbench.benchmark.outputs.filereport.compute import Evaluation, metrics_config
     from holdbench.benchmark.outputs.filereport.verdicts import informational, judge, ranking
     from holdbench.benchmark.outputs.gates import DEFAULT_GATES, check_metrics, load_gates
+    from holdbench.metrics.sequential import evaluate_families
 
     say = log or (lambda msg: None)
     started = time.process_time()
@@ -26,32 +32,40 @@ def build_pair_report(args: argparse.Namespace, log=None):
             if getattr(args, o, None) not in (None, False, [])]
     if flat:
         raise ValueError(f"{', '.join(flat)} apply to flat tables; sequential data takes none of them")
-    files = pair_files(args)
+    pairs = synthetic_pairs(args)
     out = Path(args.out)
-    prepare_out(out, files)
+    prepare_out(out, pair_files(args))
     cfg, families = metrics_config(args.metrics, list(args.skip), list(args.set), args.n_jobs, args.seed, True)
     specs = _specs(families)
     gates = load_gates(args.gates or DEFAULT_GATES["sequential"])
     check_metrics(gates, specs)
-    say(f"sequential data: metric families {', '.join(f.name for f in families)}")
-    spec, res = evaluate_pairs(args, families, cfg)
-    name = Path(str(args.synthetic_events)).name
-    ev = Evaluation(name, res.to_dict(), res.artifacts())
-    judged = judge([ev], specs, gates, "sequential")
+    say(f"sequential data: reading T, H and {len(pairs)} synthetic pair(s)")
+    spec, train, holdout, synthetic = read_pairs(args)  # every file read and checked before any metric runs
+    layout = metric_layout(spec)
+    evaluations = []
+    for name, tables in synthetic.items():
+        say(f"S {name}: metric families {', '.join(f.name for f in families)}")
+        res = evaluate_families(train, holdout, tables, layout, families=families, n_jobs=int(cfg.get("n_jobs", 1)),
+                                seed=int(cfg.get("seed", 0)), on_error="na")
+        evaluations.append(Evaluation(name, res.to_dict(), res.artifacts()))
+    judged = judge(evaluations, specs, gates, "sequential")
+    settings = {f"{r}_{p}": getattr(args, f"{r}_{p}", None) for r in ("train", "holdout")
+                for p in ("subjects", "events")}
     rep = render.jsonable({
         "holdbench_version": render.__version__, "kind": "sequential", "settings": {
-            **pair_record(args), "dataset": args.dataset, "metrics": args.metrics or "sequential",
-            "key": spec.key, "order": spec.order_label},
+            **settings, "synthetic": {n: {"subjects": s, "events": e} for n, (s, e) in pairs.items()},
+            "dataset": args.dataset, "metrics": args.metrics or "sequential", "key": spec.key,
+            "order": spec.order_label},
         "seed": cfg.get("seed"), "gates": {"source": gates.source, "description": gates.description,
                                            "targets": [t.name for t in gates.targets]},
-        "synthetic": {name: {"path": args.synthetic_events, "verdict": judged[name],
-                             "informational": informational(ev, specs), "metrics": ev.metrics,
-                             "artifacts": dict(ev.artifacts)}},
-        "ranking": ranking([ev], specs, judged)})
+        "synthetic": {ev.name: {"path": pairs[ev.name][1], "subjects_path": pairs[ev.name][0],
+                                "verdict": judged[ev.name], "informational": informational(ev, specs),
+                                "metrics": ev.metrics, "artifacts": dict(ev.artifacts)} for ev in evaluations},
+        "ranking": ranking(evaluations, specs, judged)})
     rep["exit_code"] = exit_code(rep, getattr(args, "strict", False))
     rep["cpu_seconds"] = time.process_time() - started
-    paths = write(out, rep, {name: ev.artifacts}, specs)
-    return Outcome(rep["exit_code"], *paths, {name: judged[name]})
+    paths = write(out, rep, {ev.name: ev.artifacts for ev in evaluations}, specs)
+    return Outcome(rep["exit_code"], *paths, {n: judged[n] for n in pairs})
 
 
 def html_report(rep: dict, artifacts: dict, specs: list) -> str:
@@ -60,12 +74,19 @@ def html_report(rep: dict, artifacts: dict, specs: list) -> str:
     from holdbench.benchmark.outputs.filereport.html import esc, page
 
     s, m = rep["settings"], next(iter(rep["synthetic"].values()))["metrics"]
+
+    def files(subjects, events) -> str:
+        return " + ".join(f"<code>{esc(f)}</code>" for f in (subjects, events) if f)
+
     head = (f"<h1>Synthetic sequence report</h1><p class=\"small\">holdbench {esc(rep['holdbench_version'])}; "
             f"metrics config <code>{esc(s['metrics'])}</code>; key <code>{esc(s['key'])}</code>.</p><ul>"
-            + "".join(f"<li>{esc(k.replace('_', ' '))}: <code>{esc(v)}</code></li>" for k, v in s.items()
-                      if k.endswith(("_subjects", "_events")) and v)
-            + f"</ul><p>Subjects: T {m.get('n_subjects_train') or 0:,}, H {m.get('n_subjects_holdout') or 0:,}, "
-              f"S {m.get('n_subjects_synthetic') or 0:,}.</p>")
+            f"<li>T (training): {files(s['train_subjects'], s['train_events'])}, "
+            f"{m.get('n_subjects_train') or 0:,} subjects</li>"
+            f"<li>H (holdout, never seen by the generator): {files(s['holdout_subjects'], s['holdout_events'])}, "
+            f"{m.get('n_subjects_holdout') or 0:,} subjects</li>"
+            + "".join(f"<li>S <b>{esc(n)}</b>: {files(v['subjects_path'], v['path'])}, "
+                      f"{v['metrics'].get('n_subjects_synthetic') or 0:,} subjects</li>"
+                      for n, v in rep["synthetic"].items()) + "</ul>")
     subject = {n: {**a, "dcr_histogram": a.get("seq_dcr_histogram"),
                    "nndr_distribution": a.get("subject_nndr_distribution"), "mia_roc": a.get("subject_mia_roc"),
                    "legal_criteria": a.get("subject_legal_criteria")} for n, a in artifacts.items()}

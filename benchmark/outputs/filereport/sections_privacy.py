@@ -137,6 +137,7 @@ def sequential(rep: dict, artifacts: dict) -> str:
                  "column moves from one event to the next (coherence), each beside H's.")]
     for i, n in enumerate(names):
         art = artifacts[n]
+        out.append(f'<h3 id="sequential-s{i}">S {esc(n)}</h3>')
         hist = art.get("seq_length_histogram")
         if hist is not None and len(hist):
             series = {"T": _share(hist["train"]), "H": _share(hist["holdout"]), f"S {n}": _share(hist["synthetic"])}
