@@ -118,7 +118,7 @@ def check_pair_args(args: argparse.Namespace, flat_options: tuple[str, ...], hol
 def pair_files(args: argparse.Namespace, holdout_row: bool = False) -> list[str]:
     roles = ROLES[:2] if holdout_row else ROLES
     parts = ("events",) if events_only(args) else PARTS
-    from holdbench.benchmark.outputs.filereport.inputs import split_name
+    from holdbench.benchmark.cli._names import split_name
 
     out = []
     for r in roles:
@@ -136,7 +136,7 @@ def synthetic_pairs(args: argparse.Namespace) -> dict[str, tuple[str | None, str
     """{S name: (subject file or None, event file)} of --synthetic-subjects and --synthetic-events (one file
     each, or lists of [NAME=]FILE): the i-th subject file pairs with the i-th event file; an S is named NAME
     (given on either file, the same on both) or after its event file."""
-    from holdbench.benchmark.outputs.filereport.inputs import check_name, split_name
+    from holdbench.benchmark.cli._names import check_name, split_name
 
     events, subjects = _items(args.synthetic_events), _items(args.synthetic_subjects)
     if subjects and len(subjects) != len(events):

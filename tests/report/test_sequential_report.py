@@ -60,8 +60,8 @@ def test_report_ranks_several_synthetic_event_files(tmp_path):
     assert {r["metric"] for r in rk["rows"]} >= {"seq_F3_ratio", "seq_dcr_share"}
     for r in rk["rows"]:
         off = {n: abs(v - _ideal(r["metric"])) for n, v in r["values"].items()}
-        for n in off:
-            mine[n].append(1.5 if off["copy.csv"] == off["fresh"] else 1.0 if off[n] == min(off.values()) else 2.0)
+        for n, d in off.items():
+            mine[n].append(1.5 if off["copy.csv"] == off["fresh"] else 1.0 if d == min(off.values()) else 2.0)
         assert r["ranks"] == {n: mine[n][-1] for n in off}, r["metric"]
     assert rk["mean_rank"] == {n: sum(v) / len(v) for n, v in mine.items()}
     assert rk["order"] == ["fresh", "copy.csv"] and "mean of their ranks" in rk["aggregation"]

@@ -4,7 +4,6 @@ every S read with one schema (T's, or --dataset's), exactly as `holdbench evalua
 from __future__ import annotations
 
 import gzip
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,7 +13,6 @@ import pandas as pd
 #: 10 million rows of text columns alone takes several GB, and every distance search grows with S
 MAX_SYNTHETIC_ROWS = 2_000_000
 _SUFFIXES = (".csv.gz", ".tsv.gz", ".csv", ".tsv", ".parquet")
-_NAME = re.compile(r"^[A-Za-z0-9_.+-]{1,64}$")
 
 
 @dataclass
@@ -41,25 +39,10 @@ def stem(path: str) -> str:
     return Path(path).stem
 
 
-def split_name(item: str) -> tuple[str | None, str]:
-    """(NAME, PATH) of an item `NAME=PATH`; (None, item) of a bare path (also of an existing file whose name
-    holds `=`)."""
-    name, sep, path = item.partition("=")
-    if not sep or Path(item).exists():
-        return None, item
-    return name, path
-
-
-def check_name(name: str, item: str, option: str = "--synthetic") -> str:
-    """An S name: 1-64 letters, digits or ._+- (it names report sections, ids and columns)."""
-    if not _NAME.match(name):
-        raise ValueError(f"{option} {item!r}: the name {name!r} must be 1-64 letters, digits or ._+- "
-                         "(give it as NAME=PATH)")
-    return name
-
-
 def named_paths(items: list[str]) -> dict[str, str]:
     """{name: path} from `--synthetic` items `path` or `name=path`; names must be unique."""
+    from holdbench.benchmark.cli._names import check_name, split_name
+
     out: dict[str, str] = {}
     for item in items:
         name, path = split_name(item)
