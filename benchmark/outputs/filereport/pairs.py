@@ -68,6 +68,39 @@ def build_pair_report(args: argparse.Namespace, log=None):
     return Outcome(rep["exit_code"], *paths, {n: judged[n] for n in pairs})
 
 
+def build_sequence_report(train_events: str, holdout_events: str, synthetic: dict, out: str | Path, *,
+                          train_subjects: str | None = None, holdout_subjects: str | None = None,
+                          dataset: str | None = None, key: str | None = None, order: list[str] | None = None,
+                          datetime: tuple[str, ...] = (), time_column: str | None = None, n_events_privacy: int = 3,
+                          metrics: str | None = None, gates: str | None = None, skip: tuple[str, ...] = (),
+                          overrides: tuple[str, ...] = (), n_jobs: int | None = None, seed: int | None = None,
+                          strict: bool = False, log=None):
+    """build_pair_report from keywords, as `holdbench report --train-events ... --out DIR` takes them.
+
+    synthetic: {S name: event file} for sequences without subject attributes (with key and order, or a
+    no-context dataset), {S name: (subject file, event file)} for subject + event pairs (with train_subjects,
+    holdout_subjects and a sequential dataset). datetime, time_column, n_events_privacy: --datetime, --time and
+    --n-events-privacy."""
+    if not isinstance(synthetic, dict) or not synthetic:
+        raise ValueError("synthetic: give {S name: event file} or {S name: (subject file, event file)}")
+    pairs = {str(n): ((None, str(v)) if isinstance(v, (str, Path)) else tuple(map(str, v))) for n, v in synthetic.items()}
+    if any(len(v) != 2 for v in pairs.values()):
+        raise ValueError(f"synthetic: each S is an event file or a (subject file, event file) pair, got {synthetic}")
+    with_subjects = [n for n, (sub, _) in pairs.items() if sub is not None]
+    if with_subjects and len(with_subjects) != len(pairs):
+        raise ValueError(f"synthetic: S {with_subjects} have a subject file and the others not; give every S as a "
+                         "(subject file, event file) pair or every S as an event file")
+    args = argparse.Namespace(
+        train_subjects=train_subjects, train_events=str(train_events), holdout_subjects=holdout_subjects,
+        holdout_events=str(holdout_events),
+        synthetic_subjects=[f"{n}={sub}" for n, (sub, _) in pairs.items()] if with_subjects else None,
+        synthetic_events=[f"{n}={ev}" for n, (_, ev) in pairs.items()], dataset=dataset, key=key,
+        order=list(order) if order else None, datetime=list(datetime), time=time_column,
+        n_events_privacy=n_events_privacy, out=str(out), metrics=metrics, gates=gates, skip=list(skip),
+        set=list(overrides), n_jobs=n_jobs, seed=seed, strict=strict)
+    return build_pair_report(args, log)
+
+
 def html_report(rep: dict, artifacts: dict, specs: list) -> str:
     import holdbench.benchmark.outputs.filereport.sections as sections  # noqa: PLR0402 - no import circle
     import holdbench.benchmark.outputs.filereport.sections_privacy as sections_privacy  # noqa: PLR0402
