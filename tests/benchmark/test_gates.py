@@ -68,8 +68,10 @@ def test_default_gates_are_d22():
     gates = load_gates("default")
     assert Path(gates.source) == DEFAULT
     kinds = {t.name: (t.test, t.metric) for t in gates.targets}
-    assert kinds == {"dcr_distribution": ("dcr", None), "nndr_distribution": ("nndr", None),
-                     "dcr_share_interval": (None, "dcr_share")}
+    assert kinds == {"accuracy": (None, "F3_ratio"), "dcr_distribution": ("dcr", None),
+                     "nndr_distribution": ("nndr", None), "dcr_share_interval": (None, "dcr_share")}
+    accuracy = next(t for t in gates.targets if t.name == "accuracy")
+    assert (accuracy.max, accuracy.min) == (2, None)
 
 
 @pytest.mark.parametrize("text, message", [

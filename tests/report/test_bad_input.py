@@ -78,10 +78,14 @@ def test_a_single_synthetic_row_gives_a_report_saying_what_is_missing(files, tmp
     pd.read_csv(files["fresh"]).head(1).to_csv(one, index=False)
     out = tmp_path / "out"
     cheap = ("--skip", "attacks", "--skip", "legal", "--skip", "utility")  # the gates read privacy and panel
-    assert _run(files, out, one, extra=cheap) == 0  # no gate can be judged on one record: n/a (FAIL with --strict)
+    # one record's marginals are far from T's: the accuracy gate fails; no privacy gate can be judged on
+    # one record: n/a (FAIL with --strict)
+    assert _run(files, out, one, extra=cheap) == 1
     rep = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    rows = rep["synthetic"]["one"]["verdict"]["rows"]
-    assert {r["verdict"] for r in rows if r["gate"] != "dcr_share_interval"} == {"n/a"}
+    rows = {r["gate"]: r for r in rep["synthetic"]["one"]["verdict"]["rows"]}
+    assert rows["accuracy"]["verdict"] == "FAIL"
+    assert {r["verdict"] for g, r in rows.items() if g not in ("accuracy", "dcr_share_interval")} == {"n/a"}
+    rows = list(rows.values())
     assert any("fewer than 2 records" in r["why"] for r in rows)
     assert "Not computed, and why" in (out / "report.html").read_text(encoding="utf-8")
     assert _run(files, tmp_path / "strict", one, extra=("--strict", *cheap)) == 1
