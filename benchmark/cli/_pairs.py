@@ -149,8 +149,8 @@ def synthetic_pairs(args: argparse.Namespace) -> dict[str, tuple[str | None, str
         s_name, s_path = split_name(subjects[i]) if subjects else (None, None)
         if name is not None and s_name is not None and name != s_name:
             raise ValueError(f"synthetic pair {i + 1}: --synthetic-subjects {subjects[i]!r} is named {s_name!r} "
-                             f"but --synthetic-events {item!r} {name!r}; the i-th subject and event files are one "
-                             "S: give them the same NAME, or name only one")
+                             f"but --synthetic-events {item!r} is named {name!r}; the i-th subject and event files "
+                             "are one S: give them the same NAME, or name only one")
         if name is not None:
             check_name(name, item, "--synthetic-events")
         elif s_name is not None:

@@ -87,7 +87,7 @@ def test_several_synthetic_pairs_are_checked_before_any_work(tmp_path, capsys):
     assert "--synthetic-subjects gives 1 file(s) and --synthetic-events 2" in capsys.readouterr().err
     assert main([*base, "--synthetic-subjects", "a=s1.csv", "--synthetic-events", "b=e1.csv", "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert "is named 'a' but --synthetic-events 'b=e1.csv' 'b'" in err
+    assert "is named 'a' but --synthetic-events 'b=e1.csv' is named 'b'" in err
     assert main(["report", "--train-events", "t.csv", "--holdout-events", "h.csv", "--synthetic-events", "x=a.csv",
                  "x=b.csv", "--key", "k", "--order", "row", "--out", str(out)]) == 2
     assert "two S are named 'x' (a.csv and b.csv)" in capsys.readouterr().err

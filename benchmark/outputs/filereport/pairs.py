@@ -83,7 +83,8 @@ def build_sequence_report(train_events: str, holdout_events: str, synthetic: dic
     --n-events-privacy."""
     if not isinstance(synthetic, dict) or not synthetic:
         raise ValueError("synthetic: give {S name: event file} or {S name: (subject file, event file)}")
-    pairs = {str(n): ((None, str(v)) if isinstance(v, (str, Path)) else tuple(map(str, v))) for n, v in synthetic.items()}
+    pairs = {str(n): ((None, str(v)) if isinstance(v, (str, Path)) else tuple(map(str, v)))
+             for n, v in synthetic.items()}
     if any(len(v) != 2 for v in pairs.values()):
         raise ValueError(f"synthetic: each S is an event file or a (subject file, event file) pair, got {synthetic}")
     with_subjects = [n for n, (sub, _) in pairs.items() if sub is not None]
