@@ -92,3 +92,16 @@ def test_several_synthetic_pairs_are_checked_before_any_work(tmp_path, capsys):
                  "x=b.csv", "--key", "k", "--order", "row", "--out", str(out)]) == 2
     assert "two S are named 'x' (a.csv and b.csv)" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_build_sequence_report_refuses_a_mix_of_pairs_and_event_files(tmp_path):
+    import pytest
+
+    from holdbench.benchmark.outputs.filereport.pairs import build_sequence_report
+
+    with pytest.raises(ValueError, match=r"S \['a'\] have a subject file and the others not"):
+        build_sequence_report("t.csv", "h.csv", {"a": ("as.csv", "ae.csv"), "b": "be.csv"}, tmp_path / "o",
+                              dataset="baseball", train_subjects="ts.csv", holdout_subjects="hs.csv")
+    with pytest.raises(ValueError, match=r"give \{S name: event file\}"):
+        build_sequence_report("t.csv", "h.csv", {}, tmp_path / "o", key="k", order=["row"])
+    assert not (tmp_path / "o").exists()
