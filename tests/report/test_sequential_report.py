@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from holdbench.benchmark.cli import main
 from tests.sequential.test_sequential_cli_events import _events
 
@@ -95,8 +97,6 @@ def test_several_synthetic_pairs_are_checked_before_any_work(tmp_path, capsys):
 
 
 def test_build_sequence_report_refuses_a_mix_of_pairs_and_event_files(tmp_path):
-    import pytest
-
     from holdbench.benchmark.outputs.filereport.pairs import build_sequence_report
 
     with pytest.raises(ValueError, match=r"S \['a'\] have a subject file and the others not"):
