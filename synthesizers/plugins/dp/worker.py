@@ -11,6 +11,8 @@ Imports only the standard library, numpy, pandas, the plug-in's libraries and ho
 
 import functools
 import json
+import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +22,29 @@ from holdbench_worker import SettingsError
 LIBRARIES = {"mst": ("snsynth", "smartnoise-synth"), "aim": ("snsynth", "smartnoise-synth"),
              "privbayes": ("DataSynthesizer", "DataSynthesizer")}
 TEXT_PREFIX = "v:"
+#: where compiled XLA programs are kept between worker processes; "off" disables (default: in the venv)
+JAX_CACHE_VAR = "HOLDBENCH_JAX_CACHE"
+
+
+def _jax_compilation_cache() -> None:
+    """MST and AIM run on private-pgm (`mbi`), written in JAX: every worker process compiles its XLA programs
+    afresh (some 250 small ones for one MST fit, ~6 of its ~10 CPU seconds on a 1,000-row, 5-column
+    domain), and the harness starts one process per fit and per sample. JAX's persistent compilation cache
+    keeps them on disk, keyed by the program, its shapes, the compile options and the jax/jaxlib versions,
+    so a later process with the same shapes loads the executable XLA would have compiled: the fitted model
+    and its samples are unchanged (tests/synthesizers/test_plugin_generators.py compares them byte for
+    byte). Every program is cached (JAX's default keeps only those compiling for 1 s or more: none here).
+    Entries are compressed, so a half-written one fails to decompress and JAX compiles it again (a warning).
+    Set by environment before jax is imported (this module is loaded before the library)."""
+    where = os.environ.get(JAX_CACHE_VAR) or str(Path(sys.prefix) / "jax-cache")
+    if where == "off":
+        return
+    os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", where)
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "-1")
+
+
+_jax_compilation_cache()
 
 
 # ------------------------------------------------------------------ MST and AIM (smartnoise-synth)
