@@ -25,12 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from holdbench.metrics.audit.bounds import best_threshold, bound_at
-from holdbench.metrics.audit.targets import masked, select_targets
+from holdbench.metrics.audit.targets import SCORE, masked, select_targets
 from holdbench.metrics.registry import EvalData, MetricFamily, artifact, metric
 
 #: the settings a shadow fit depends on (its stored identity); the others only change the analysis
 FIT_SETTINGS = ("columns", "n_targets", "k_neighbours", "reference_rows", "bins", "n_closest", "seed",
-                "n_fits_train", "n_fits_test")
+                "n_fits_train", "n_fits_test", "target_score")
 
 
 def settings_digest(settings: Mapping) -> str:
@@ -109,7 +109,7 @@ class Audit(MetricFamily):
         self.settings = {"columns": {str(d): list(c) for d, c in columns.items()}, "n_targets": n_targets,
                          "k_neighbours": k_neighbours, "reference_rows": reference_rows, "bins": bins,
                          "n_closest": n_closest, "seed": seed, "n_fits_train": n_fits_train,
-                         "n_fits_test": n_fits_test}
+                         "n_fits_test": n_fits_test, "target_score": SCORE}
         self.n_fits_train, self.n_fits_test, self.fits_per_job = n_fits_train, n_fits_test, fits_per_job
         self.confidence, self.low_fpr, self.n_estimators, self.seed = confidence, low_fpr, n_estimators, seed
         self.cell = dict(cell) if cell else None

@@ -98,13 +98,14 @@ def summary_md(rep: dict) -> str:
         return neutral(x).replace("|", "\\|").replace("\n", " ")
 
     names = list(rep["synthetic"])
+    unit = "subjects" if rep.get("kind") == "sequential" else "rows"
     lines = ["# Synthetic data report", "",
-             (f"T `{cell(rep['settings']['train'])}` ({rep['n_train']:,} rows), H `{cell(rep['settings']['holdout'])}` "
-              f"({rep['n_holdout']:,} rows); gates `{cell(rep['gates']['source'])}`."), "",
+             (f"T `{cell(rep['settings']['train'])}` ({rep['n_train']:,} {unit}), H `{cell(rep['settings']['holdout'])}` "
+              f"({rep['n_holdout']:,} {unit}); gates `{cell(rep['gates']['source'])}`."), "",
              "| S | verdict | failed gates |", "| --- | --- | --- |"]
     for n in names:
         v = rep["synthetic"][n]["verdict"]
-        lines.append(f"| {cell(n)} | {v['verdict']} | {cell(', '.join(v['failed']) or '-')} |")
+        lines.append(f"| {cell(n)} | {v['verdict']} | {cell(', '.join(v['failed']) or 'none')} |")
     for n in names:
         lines += ["", f"## {cell(n)}", ""]
         lines += [f"- {r['verdict']}: {cell(r['tests'])}: {cell(r['why'])}" for r in rep["synthetic"][n]["verdict"]["rows"]]
