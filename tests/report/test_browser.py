@@ -1,7 +1,8 @@
 """`holdbench report`'s HTML in a real browser: Debian's headless Chromium, driven by Playwright.
 
-The report is built from small tables (`holdbench report --train --holdout --synthetic --out`), opened
-from disk, and must: load with no console error, no uncaught exception and no request that leaves the
+Two reports are built, from small tables (`holdbench report --train --holdout --synthetic --out`) and from
+event files with two S (`--train-events … --synthetic-events A B --key --order row`), each opened from
+disk, and each must: load with no console error, no uncaught exception and no request that leaves the
 file (the report is self-contained); show every `figure.hb-figure` with a non-zero size holding an SVG
 with drawn elements or a loaded image; and sort a `table.hb-sortable` when its header is clicked. A
 full-page screenshot is kept in test-artifacts/browser/ (git ignores the folder).
@@ -55,18 +56,35 @@ def small_tables(n: int = 400, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFram
     return t, h, s
 
 
-@pytest.fixture(scope="module")
-def report_html(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("browser-report")
+def _flat_argv(d: Path) -> list[str]:
     for name, df in zip(("train", "holdout", "flip10"), small_tables(), strict=True):
         df.to_csv(d / f"{name}.csv", index=False)
+    return ["--train", str(d / "train.csv"), "--holdout", str(d / "holdout.csv"), "--synthetic", str(d / "flip10.csv")]
+
+
+def _sequential_argv(d: Path) -> list[str]:
+    """Event files without subject attributes, two S (a copy of T and a fresh draw): the sequences section
+    with its length and coherence figures per S."""
+    from tests.sequential.test_sequential_cli_events import _events
+
+    for role, seed in (("train", 0), ("holdout", 1), ("fresh", 2)):
+        _events(120, seed).to_csv(d / f"{role}.csv", index=False)
+    (d / "copy.csv").write_bytes((d / "train.csv").read_bytes())
+    return ["--train-events", str(d / "train.csv"), "--holdout-events", str(d / "holdout.csv"),
+            "--synthetic-events", str(d / "copy.csv"), str(d / "fresh.csv"), "--key", "account", "--order", "row",
+            "--skip", "subject_legal", "--set", "families.subject_attacks.n_bootstrap=20"]
+
+
+@pytest.fixture(scope="module", params=["flat", "sequential"])
+def report_html(request, tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp(f"browser-report-{request.param}")
+    inputs = _flat_argv(d) if request.param == "flat" else _sequential_argv(d)
     out = d / "report"
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.run(
         [sys.executable, "-c", "import sys; from holdbench.benchmark.cli import main; sys.exit(main(sys.argv[1:]))",
-         "report", "--train", str(d / "train.csv"),
-         "--holdout", str(d / "holdout.csv"), "--synthetic", str(d / "flip10.csv"), "--out", str(out)],
-        capture_output=True, text=True, env=env, cwd=d, timeout=600, check=False)
+         "report", *inputs, "--out", str(out)],
+        capture_output=True, text=True, env=env, cwd=REPO, timeout=600, check=False)
     # 0 = gates passed, 1 = a gate failed (both write the report); anything else is an error
     assert proc.returncode in (0, 1), f"holdbench report exited {proc.returncode}:\n{proc.stderr[-3000:]}"
     html = out / "report.html"
@@ -104,7 +122,7 @@ def opened(browser, report_html):
     page.close()
 
 
-def test_report_renders_every_figure_with_no_console_error(opened):
+def test_report_renders_every_figure_with_no_console_error(opened, report_html):
     page, errors, exceptions, requests = opened
     assert page.title().strip(), "the report has no <title>"
     figures = page.locator("figure.hb-figure")
@@ -132,7 +150,7 @@ def test_report_renders_every_figure_with_no_console_error(opened):
     assert not exceptions, f"uncaught exceptions: {exceptions}"
     assert not requests, f"the report fetched something besides itself: {requests[:5]}"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    shot = ARTIFACTS / "report.png"
+    shot = ARTIFACTS / f"{report_html.parent.parent.name}.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 10_000
 
