@@ -328,7 +328,8 @@ PROSE = {
         "One shadow fit (fit on a 1,000-row reference set over the audit's five columns of adult, then sample 1,000 "
         "rows) per generator, measured on the shared 2-core machine while other jobs ran: upper bounds. A cell's "
         "audit runs n_fits_train + n_fits_test of them. The MST and AIM rows were measured with the audited "
-        "columns' levels declared public (`--public-levels`) and the `dp` venv's compilation cache warm."),
+        "columns' levels declared public (as adult's dataset config now declares them) and the `dp` venv's "
+        "compilation cache warm."),
     ("paper", "leaderboard.csv"): (
         "*status* counts the cell's seeds by outcome. `cart` stands in for the paper's synthpop row (R's synthpop is not installed on the machine that "
         "ran the study, so `synthpop` and `mostly_ai` are skipped and show only their published values; synthpop's "

@@ -1,22 +1,19 @@
 """Fit + sample seconds of each generator on the audit's domain (reference-set rows x kept columns of
 conf/metrics/audit.yaml): what one shadow fit of the audit (holdbench.metrics.audit) costs.
 
-    python scripts/bench/audit_fit_times.py [--dataset adult] [--rows 1000] [--repeats 3] [--public-levels] [SYNTH ...]
+    python scripts/bench/audit_fit_times.py [--dataset adult] [--rows 1000] [--repeats 3] [SYNTH ...]
 
 Prints one line per generator: median and max seconds of fit + sample over the repeats (each repeat a
 fresh generator on a fresh seeded sample of the dataset's rows; scripts/bench/audit_tables.py --fit-times
 parses these lines), then a `#` line with the CPU seconds of the generator's worker processes (plug-in
 generators: process start, imports, the library). A generator that refuses the reference set (a DP
 generator whose domain step finds no level above its threshold in 1,000 rows) prints a `#` line naming
-the reason instead. `--public-levels` declares the audited categorical columns' levels public (those the
-whole table holds), so the DP generators' domain step estimates only the numeric columns: a timing
-aid; the audit itself runs the dataset config's schema.
+the reason instead. The schema is the dataset config's, with the public levels it declares.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import resource
 import statistics
 import time
@@ -24,7 +21,6 @@ import time
 from holdbench.benchmark.config import build_synthesizer, group_config, synthesizer_config
 from holdbench.benchmark.data.tables import dataset_schema, load_dataset
 from holdbench.benchmark.workflow.audit import audit_schema, family
-from holdbench.contracts.schema import Schema
 from holdbench.synthesizers.base import FitContext
 
 DEFAULT = ["cart", "gaussian_copula", "flip10", "holdout", "synthpop", "mst_eps1", "privbayes_eps1"]
@@ -36,19 +32,11 @@ def main() -> None:
     ap.add_argument("--dataset", default="adult")
     ap.add_argument("--rows", type=int, default=None, help="default: the audit config's reference_rows")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--public-levels", action="store_true",
-                    help="declare the audited categorical columns' levels public (timing aid, see above)")
     a = ap.parse_args()
     settings = family(group_config("metrics", "audit")["families"]["audit"]).settings  # the family's defaults filled
     rows = a.rows or settings["reference_rows"]
     schema = audit_schema(dataset_schema(a.dataset), settings["columns"][a.dataset])
-    full = load_dataset(a.dataset)
-    table = full[schema.names]
-    if a.public_levels:
-        schema = Schema(schema.name, tuple(
-            dataclasses.replace(c, levels=tuple(sorted(full[c.name].dropna().astype(str).unique())))
-            if c.model_kind == "categorical" and c.dtype == "str" else c for c in schema.columns))
-        print(f"# {a.dataset}: levels of {[c.name for c in schema.columns if c.levels]} declared public", flush=True)
+    table = load_dataset(a.dataset)[schema.names]
     for name in a.synths:
         times, cpu = [], []
         for r in range(a.repeats):

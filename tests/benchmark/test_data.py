@@ -135,3 +135,56 @@ def test_demo_dataset_loads_through_config(monkeypatch, tmp_path):
     df = load_dataset("demo")
     assert df.shape == (4000, 11)
     assert dataset_schema("demo").coerce(df, "demo").equals(df)
+
+
+def _code_book(path) -> dict[str, list[str]]:
+    """adult.names' attribute lines (`name: level, level, ... .`), read here independently of the configs."""
+    out = {}
+    for line in path.read_text(encoding="latin-1").splitlines():
+        name, sep, rest = line.partition(": ")
+        if sep and not line.startswith("|") and "continuous" not in rest and " " not in name:
+            out[name] = [v.strip() for v in rest.rstrip(".").split(",")]
+    return out
+
+
+def test_adult_declares_its_code_books_levels(shared_data):
+    """The public levels of adult's config are adult.names' (plus `?`, its unknown, where the table has it),
+    and the whole table holds no value outside them."""
+    from tests.conftest import DATASETS
+
+    book = _code_book(DATASETS / "adult.names")
+    schema = {c.name: c for c in dataset_schema("adult").columns}
+    df = load_dataset("adult")
+    categorical = [n for n, c in schema.items() if c.kind == "categorical" and n != "income"]
+    assert sorted(book) == sorted(categorical)
+    for name in categorical:
+        unknown = ["?"] if (df[name] == "?").any() else []
+        assert list(schema[name].levels) == book[name] + unknown, name
+    assert sorted(schema["income"].levels) == ["<=50K", ">50K"]
+    for name, col in schema.items():
+        if col.levels is not None:
+            assert set(df[name]) <= set(col.levels), name
+
+
+def test_online_shoppers_declares_months_and_visitor_types(shared_data):
+    schema = {c.name: c for c in dataset_schema("online-shoppers").columns}
+    df = load_dataset("online-shoppers")
+    assert len(schema["Month"].levels) == 12
+    assert set(df["Month"]) <= set(schema["Month"].levels)
+    assert set(df["VisitorType"]) == set(schema["VisitorType"].levels)
+
+
+@pytest.mark.parametrize("spec, key", [
+    ("{kind: categorical, dtype: str, levels: []}", "columns.c.levels"),
+    ("{kind: numeric, dtype: float, bounds: [0]}", "columns.c.bounds"),
+    ("{kind: numeric, dtype: float, bounds: [0, high]}", "columns.c.bounds.1"),
+])
+def test_a_malformed_public_domain_is_a_config_error_naming_the_key(tmp_path, monkeypatch, spec, key):
+    from holdbench.benchmark.config import ConfigError
+    from tests.workflow.helpers import make_conf
+
+    conf = make_conf(tmp_path)
+    (conf / "dataset" / "mine.yaml").write_text(f"name: mine\nsource: demo\nn_rows: 10\ncolumns:\n  c: {spec}\n")
+    monkeypatch.setenv("HOLDBENCH_CONF_DIR", str(conf))
+    with pytest.raises(ConfigError, match=rf"mine.yaml: `{key}`"):
+        dataset_schema("mine")
