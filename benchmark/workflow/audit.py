@@ -7,6 +7,11 @@ runs its fits in one process (a plug-in generator still starts its worker per fi
     results/<study>/<dataset>/seed<k>/<synth>/audit/fit<j>.npz    one per fit: labels, features, identity
     results/<study>/<dataset>/seed<k>/<synth>/audit/chunk<c>.json  the chunk's marker (its declared output)
 
+and the split's targets once for all its cells (the first chunk to need them selects them; the
+evaluation reads them too), with the identity of the T and settings they were selected for:
+
+    <the split's directory>/audit_targets.json                    rows of T, their scores, identity
+
 A fit file whose stored identity (cell, fit index, targets, the fit settings' digest, the generator
 config's digest) matches is kept, so an interrupted or re-run chunk computes only its missing fits and
 nothing crosses cells. Fit j draws its reference set, inclusion bits and generator seed from
@@ -75,6 +80,48 @@ def chunk_markers(lay: StudyLayout, metrics_cfg: dict, dataset: str, seed, synth
     return [] if s is None else [chunk_marker(lay, dataset, seed, synth, c) for c in range(n_chunks(s))]
 
 
+def targets_file(lay: StudyLayout, dataset: str, seed) -> Path:
+    """T's audit targets of one split, shared by every cell of it (they depend on T and the settings only)."""
+    return lay.split_dir(dataset, seed) / "audit_targets.json"
+
+
+def _targets_identity(lay: StudyLayout, dataset: str, seed, settings: dict, columns: list[str]) -> dict:
+    from holdbench.benchmark.workflow.cellconfig import file_record
+    from holdbench.metrics.audit.targets import SCORE
+
+    return {"train": file_record(lay.train(dataset, seed)), "score": SCORE, "columns": list(columns),
+            "k_neighbours": settings["k_neighbours"], "n_targets": settings["n_targets"],
+            "seed": settings["seed"] + int(seed)}
+
+
+def stored_targets(lay: StudyLayout, dataset: str, seed, settings: dict, columns: list[str]) -> dict | None:
+    """{"rows", "scores"} from the split's targets file when it was written for this T and these settings."""
+    from holdbench.contracts.io import read_json_object
+
+    rec = read_json_object(targets_file(lay, dataset, seed))
+    if rec.get("identity") != _targets_identity(lay, dataset, seed, settings, columns):
+        return None
+    return {"rows": rec.get("rows"), "scores": rec.get("scores")}
+
+
+def cell_targets(lay: StudyLayout, dataset: str, seed, settings: dict, train, kinds: dict) -> list[int]:
+    """The positions in T of its audit targets: read from the split's targets file, else selected (Meeus
+    et al.'s score, holdbench.metrics.audit.select_targets) and written there for the split's other cells
+    and the evaluation. Jobs that race write the same content, each atomically."""
+    cols = list(train.columns)
+    have = stored_targets(lay, dataset, seed, settings, cols)
+    if have is not None:
+        return [int(r) for r in have["rows"]]
+    from holdbench.metrics.audit import select_targets
+
+    rows, scores = select_targets(train, kinds, settings["k_neighbours"], settings["n_targets"],
+                                  settings["seed"] + int(seed))
+    write_json(targets_file(lay, dataset, seed), {
+        "identity": _targets_identity(lay, dataset, seed, settings, cols),
+        "rows": [int(r) for r in rows], "scores": [float(v) for v in scores]})
+    return [int(r) for r in rows]
+
+
 def audit_schema(schema, columns: list[str]):
     """The schema restricted to the audit's columns (in the given order); an unknown column is an error."""
     from holdbench.contracts.schema import Schema
@@ -121,6 +168,10 @@ def with_audit(metrics_cfg: dict, lay: StudyLayout, dataset: str, seed, synth: s
     cell = {"dataset": dataset, "seed": int(seed), "epsilon": eps, "delta": delta,
             "fits": [str(fit_file(lay, dataset, seed, synth, j)) for j in range(n_fits(s))],
             "identity": identity(dataset, seed, synth, s, snap["config"]), "failed": "; ".join(failed)}
+    cols = (family(s).settings["columns"] or {}).get(dataset)
+    targets = stored_targets(lay, dataset, seed, family(s).settings, cols) if cols else None
+    if targets is not None:  # the chunks' selection, so the evaluation does not select again
+        cell["targets"] = targets
     return {**metrics_cfg, "families": {**metrics_cfg["families"], FAMILY: {**s, "cell": cell}}}
 
 
@@ -155,7 +206,7 @@ def do_fits(study_dir: Path, dataset: str, seed: int, synth: str, chunk: int) ->
     try:
         from holdbench.benchmark.config import build_synthesizer
         from holdbench.contracts.schema import Schema
-        from holdbench.metrics.audit import FeatureEncoder, membership, play_fit, save_fit, select_targets
+        from holdbench.metrics.audit import FeatureEncoder, membership, play_fit, save_fit
         from holdbench.synthesizers.base import FitContext
 
         schema = Schema.from_dict(json.loads(lay.schema(dataset, seed).read_text()))
@@ -166,7 +217,7 @@ def do_fits(study_dir: Path, dataset: str, seed: int, synth: str, chunk: int) ->
         train = pd.read_parquet(lay.train(dataset, seed))[cols]
         pool = pd.read_parquet(lay.holdout(dataset, seed))[cols]
         n_targets, ref_rows = st["n_targets"], st["reference_rows"]
-        rows, _ = select_targets(train, sub.kinds, st["k_neighbours"], n_targets, st["seed"] + int(seed))
+        rows = cell_targets(lay, dataset, seed, st, train, sub.kinds)
         targets = train.iloc[rows].reset_index(drop=True)
         enc = FeatureEncoder.fit(pool, sub.kinds, st["bins"], st["n_closest"])
         base = {**identity(dataset, seed, synth, s, snap["config"]), "targets": [int(r) for r in rows]}

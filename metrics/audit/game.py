@@ -125,8 +125,15 @@ class Audit(MetricFamily):
         cols = self.settings["columns"].get(dataset)
         if cols is None:
             raise ValueError(f"audit: `columns` names no columns for dataset {dataset!r}")
-        rows, scores = select_targets(data.train[cols], data.kinds, self.settings["k_neighbours"],
-                                      self.settings["n_targets"], self.settings["seed"] + int(self.cell["seed"]))
+        given = self.cell.get("targets")
+        if given:  # the workflow's selection on this T with these settings (stored beside the split)
+            rows, scores = np.asarray(given["rows"], dtype=np.int64), np.asarray(given["scores"], dtype=np.float64)
+            if len(rows) != self.settings["n_targets"] or len(scores) != len(rows):
+                raise ValueError(f"audit: the cell's stored targets hold {len(rows)} rows, n_targets is "
+                                 f"{self.settings['n_targets']}")
+        else:
+            rows, scores = select_targets(data.train[cols], data.kinds, self.settings["k_neighbours"],
+                                          self.settings["n_targets"], self.settings["seed"] + int(self.cell["seed"]))
         labels, feats = read_fits(self.cell["fits"], self.cell["identity"], rows)
         n_train = self.n_fits_train
         if len(labels) != n_train + self.n_fits_test:

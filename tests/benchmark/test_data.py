@@ -7,10 +7,10 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
-
-from holdbench.benchmark.data.tables import DataUnavailable, dataset_schema, load_dataset
 from holdbench.benchmark.data.demo import make_demo
+from holdbench.benchmark.data.tables import DataUnavailable, dataset_schema, load_dataset
 from holdbench.contracts.schema import SchemaError
+
 from tests.conftest import PAPER, PAPER_DATASETS
 
 EXPECTED_SHAPES = {
@@ -181,6 +181,7 @@ def test_online_shoppers_declares_months_and_visitor_types(shared_data):
 ])
 def test_a_malformed_public_domain_is_a_config_error_naming_the_key(tmp_path, monkeypatch, spec, key):
     from holdbench.benchmark.config import ConfigError
+
     from tests.workflow.helpers import make_conf
 
     conf = make_conf(tmp_path)
