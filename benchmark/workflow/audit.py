@@ -140,12 +140,19 @@ def _configured(synth_cfg: dict) -> tuple[float | None, float]:
     return (None if eps is None else float(eps)), float(synth_cfg.get("delta") or 0.0)
 
 
-def identity(dataset: str, seed, synth: str, settings: dict, synth_cfg: dict) -> dict:
+def identity(lay: StudyLayout, dataset: str, seed, synth: str, settings: dict, synth_cfg: dict) -> dict:
+    """What a shadow fit was made for: the cell, the fit settings, the generator's config and the audited
+    columns' schema (kinds and any public levels or bounds, which change what a DP generator does)."""
     from holdbench.benchmark.workflow.cellconfig import digest
+    from holdbench.contracts.io import read_json_object
     from holdbench.metrics.audit import settings_digest
 
-    return {"cell": f"{dataset}/seed{seed}/{synth}", "settings": settings_digest(family(settings).settings),
-            "generator": digest(synth_cfg)}
+    st = family(settings).settings
+    cols = (st["columns"] or {}).get(dataset) or []
+    spec = {c.get("name"): c for c in read_json_object(lay.schema(dataset, seed)).get("columns") or []
+            if isinstance(c, dict)}
+    return {"cell": f"{dataset}/seed{seed}/{synth}", "settings": settings_digest(st),
+            "generator": digest(synth_cfg), "columns": digest([spec.get(c) for c in cols])}
 
 
 def with_audit(metrics_cfg: dict, lay: StudyLayout, dataset: str, seed, synth: str) -> dict:
@@ -167,7 +174,7 @@ def with_audit(metrics_cfg: dict, lay: StudyLayout, dataset: str, seed, synth: s
             failed.append(f"chunk {c}: {rec['failed']}")
     cell = {"dataset": dataset, "seed": int(seed), "epsilon": eps, "delta": delta,
             "fits": [str(fit_file(lay, dataset, seed, synth, j)) for j in range(n_fits(s))],
-            "identity": identity(dataset, seed, synth, s, snap["config"]), "failed": "; ".join(failed)}
+            "identity": identity(lay, dataset, seed, synth, s, snap["config"]), "failed": "; ".join(failed)}
     cols = (family(s).settings["columns"] or {}).get(dataset)
     targets = stored_targets(lay, dataset, seed, family(s).settings, cols) if cols else None
     if targets is not None:  # the chunks' selection, so the evaluation does not select again
@@ -220,7 +227,7 @@ def do_fits(study_dir: Path, dataset: str, seed: int, synth: str, chunk: int) ->
         rows = cell_targets(lay, dataset, seed, st, train, sub.kinds)
         targets = train.iloc[rows].reset_index(drop=True)
         enc = FeatureEncoder.fit(pool, sub.kinds, st["bins"], st["n_closest"])
-        base = {**identity(dataset, seed, synth, s, snap["config"]), "targets": [int(r) for r in rows]}
+        base = {**identity(lay, dataset, seed, synth, s, snap["config"]), "targets": [int(r) for r in rows]}
         member = membership(fam.n_fits_train, fam.n_fits_test, n_targets, st["seed"] + int(seed))
         for j in range(lo, hi):
             path = fit_file(lay, dataset, seed, synth, j)

@@ -42,6 +42,20 @@ def test_rerun_computes_only_missing_fits_and_a_new_config_all(tmp_path):
     assert audit.do_fits(lay.root, "demo", 0, "flip10", 0)["computed"] == list(range(20))
 
 
+def test_a_newly_declared_public_domain_makes_the_fits_stale(tmp_path):
+    # a DP generator spends no budget on declared levels: fits made before the declaration are another domain's
+    lay = study(tmp_path)
+    assert audit.do_fits(lay.root, "demo", 0, "flip10", 0)["computed"] == list(range(20))
+    doc = json.loads(lay.schema("demo", 0).read_text())
+    edu = next(c for c in doc["columns"] if c["name"] == "education")
+    edu["levels"] = sorted(make_demo(600)["education"].unique().tolist())
+    write_json(lay.schema("demo", 0), doc)
+    assert audit.do_fits(lay.root, "demo", 0, "flip10", 0)["computed"] == list(range(20))
+    doc["columns"] = [c for c in doc["columns"] if c["name"] != "education"] + [edu | {"levels": edu["levels"]}]
+    write_json(lay.schema("demo", 0), doc)  # an unaudited column's place moved: the audited columns are the same
+    assert audit.do_fits(lay.root, "demo", 0, "flip10", 0)["kept"] == list(range(20))
+
+
 def test_evaluate_payload_names_the_cells_fits_and_epsilon(tmp_path):
     lay = study(tmp_path)
     audit.do_fits(lay.root, "demo", 0, "flip10", 0)
