@@ -366,8 +366,9 @@ PROSE = {
     ("bale_quick", "fresh_sets_online_shoppers.csv"): (
         "On online-shoppers neither tuned synthesizer reaches Bale & Quick's window at the default budget, while "
         "R synthpop's CART does: both searches end on the edge of their space (bq_cart's K at the top of k_range, "
-        "bq_mnl's regularisation C at the top of c_range for most columns), so the next measurement is a wider "
-        "space (bq_cart's `wide_k` preset), not more evaluations in this one."),
+        "bq_mnl's regularisation C at the top of c_range for most columns). Widening bq_cart's k_range (the rows "
+        "with k_range [10, 400] and [10, 800]) lowers its ratio each time, and K ends at the top again: on this "
+        "table its optimum lies beyond the ranges searched so far."),
     ("paper", "mostly_ai.csv"): (
         "The engine's defaults miss the paper's MOSTLY AI row. The `paper` preset encodes a numeric column "
         "whose most frequent interior value holds a noticeable share of T as digits instead of quantile "
