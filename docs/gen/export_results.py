@@ -1,6 +1,6 @@
 """Export a study's results directory into the committed form the results pages are generated from.
 
-    python docs/gen/export_results.py STUDY_DIR OUT_DIR [--machine TEXT] [--command TEXT]
+    python docs/gen/export_results.py STUDY_DIR OUT_DIR [--machine TEXT] [--command TEXT] [--merge]
 
 STUDY_DIR is a study's results directory (results/<study>, with the leaderboard.csv that
 `holdbench.benchmark.outputs.leaderboard` writes); OUT_DIR is results/published/<study>. It writes
@@ -14,7 +14,10 @@ STUDY_DIR is a study's results directory (results/<study>, with the leaderboard.
 An export replaces what the study's previous run produced: the tables of OUT_DIR whose provenance
 command is `holdbench run <study>` or `holdbench compare <study>` (and any file provenance.json does
 not list) are removed; tables from other sources (a benchmark script's, e.g. the paper page's `sdv07`
-table) are kept with their own provenance.
+table) are kept with their own provenance. With --merge, a run of some cells adds to the committed
+leaderboard instead: its rows replace those of the same dataset, synthesizer and seed, the others are
+kept, the rows follow the study config's order, and the provenance lists both runs' commands and
+commits (library versions: those both runs share).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
+from holdbench.benchmark.config import available, group_config
 from holdbench.benchmark.outputs.leaderboard import _MD_TIMINGS, _fmt, provenance
 from holdbench.benchmark.outputs.results import load_results
 
@@ -58,7 +62,8 @@ def machine() -> str:
     return ", ".join(p for p in (f"{cores} cores", mem, gpu, system) if p)
 
 
-def export(study_dir: Path, out: Path, *, machine_text: str | None = None, command: str | None = None) -> dict:
+def export(study_dir: Path, out: Path, *, machine_text: str | None = None, command: str | None = None,
+           merge: bool = False) -> dict:
     study_dir = Path(study_dir)
     results = load_results(study_dir)
     board_path = results.layout.leaderboard_csv
@@ -98,6 +103,8 @@ def export(study_dir: Path, out: Path, *, machine_text: str | None = None, comma
         "group_by": "dataset",
     }
     out.mkdir(parents=True, exist_ok=True)
+    if merge:
+        return _merge(out, cols, rows, entry, results)
     kept = []
     prov_path = out / "provenance.json"
     if prov_path.is_file():
@@ -122,14 +129,54 @@ def export(study_dir: Path, out: Path, *, machine_text: str | None = None, comma
     return doc
 
 
+def _merge(out: Path, cols: list[str], rows: list[list[str]], entry: dict, results) -> dict:
+    board, prov_path = out / "leaderboard.csv", out / "provenance.json"
+    if not board.is_file() or not prov_path.is_file():
+        raise FileNotFoundError(f"--merge: {out} has no leaderboard.csv and provenance.json to merge with")
+    with board.open(newline="") as fh:
+        old = list(csv.reader(fh))
+    if old[0] != cols:
+        raise ValueError(f"{board}: columns {old[0]} differ from this run's {cols}; export without --merge")
+    doc = json.loads(prov_path.read_text())
+    previous = next((t for t in doc.get("tables", []) if t.get("file") == "leaderboard.csv"), None)
+    if previous is None:
+        raise ValueError(f"{prov_path}: no leaderboard.csv entry to merge with")
+    ran = {tuple(r[:3]) for r in rows}
+    both = [r for r in old[1:] if tuple(r[:3]) not in ran] + rows
+    study = group_config("study", results.name) if results.name in available("study") else results.study
+    order = {col: list(dict.fromkeys([*map(str, study.get(key) or []), *(r[i] for r in both)]))
+             for i, (col, key) in enumerate((("dataset", "datasets"), ("synthesizer", "synthesizers")))}
+    both.sort(key=lambda r: (order["dataset"].index(r[0]), order["synthesizer"].index(r[1]), int(r[2])))
+    commits = [c.strip() for c in f"{previous.get('run_commit') or ''}, {entry['run_commit'] or ''}".split(",")]
+    old_versions = previous.get("versions") or {}
+    merged = {**previous,
+              "command": f"{previous.get('command')}; then {entry['command']} (its cells replace the rows of the "
+                         f"same dataset, synthesizer and seed)",
+              "run_commit": ", ".join(dict.fromkeys(c for c in commits if c)) or None,
+              "run_date": max(previous.get("run_date") or "", entry["run_date"]),
+              "date": max(previous.get("date") or "", entry["date"]),
+              "versions": {k: v for k, v in entry["versions"].items() if old_versions.get(k) == v}}
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(cols)
+    writer.writerows(both)
+    board.write_text(buf.getvalue())
+    doc["tables"] = [merged if t is previous else t for t in doc["tables"]]
+    prov_path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    return doc
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("study_dir", type=Path, help="a study's results directory, e.g. results/paper")
     ap.add_argument("out_dir", type=Path, help="where the committed files go, e.g. results/published/paper")
     ap.add_argument("--machine", help="the machine as the footer names it (default: detected)")
     ap.add_argument("--command", help="the command that ran the study (default: holdbench run <study>)")
+    ap.add_argument("--merge", action="store_true",
+                    help="add this run's cells to the committed leaderboard (replacing the same cells) instead of "
+                         "replacing it")
     args = ap.parse_args(argv)
-    doc = export(args.study_dir, args.out_dir, machine_text=args.machine, command=args.command)
+    doc = export(args.study_dir, args.out_dir, machine_text=args.machine, command=args.command, merge=args.merge)
     t = doc["tables"][0]
     print(f"{args.out_dir}: leaderboard.csv, provenance.json (commit {t['run_commit']}, {t['machine']}, {t['date']})")
     return 0

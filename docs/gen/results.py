@@ -511,8 +511,8 @@ FIGURES = {
 }
 
 FIGURE_NOTE = {
-    "audit": "Drawn by `holdbench report audit` from the cells of the run in the tables above: the diagonal is "
-             "audited = configured ε; generators without an ε stand in the right-hand column.",
+    "audit": "Drawn by `scripts/bench/audit_tables.py` from the ε table above: the diagonal is audited = configured "
+             "ε, a ring marks a DP point above it; each generator without an ε has a slot of its own at the right.",
     "paper": "Drawn by `holdbench report paper` from the cells of the run in the first table above (synthpop "
              "skipped there).",
     "frontier": "Drawn by `holdbench report frontier` from the cells of the run in the table above: "

@@ -1,16 +1,20 @@
-"""The audit study's committed tables (results/published/audit/), beside the leaderboard export.
+"""The audit study's committed tables (results/published/audit/) and its figures, beside the leaderboard export.
 
-    python scripts/bench/audit_tables.py results/audit results/published/audit [--fit-times LOG ...]
+    python scripts/bench/audit_tables.py results/audit results/published/audit [--merge] [--fit-times LOG ...]
 
 Writes
-- `epsilon.csv`: per cell, the configured ε (what the cell recorded; empty for a generator without ε),
-  the audited ε lower bound, the excess, the per-target attack's largest and mean AUC, and the
-  population MIA panel's best AUC;
+- `epsilon.csv`: per cell, the generator (the class its config named), the configured ε (what the cell
+  recorded; empty for a generator without ε), the audited ε lower bound, the excess, the per-target
+  attack's largest and mean AUC, and the population MIA panel's best AUC;
 - `targets.csv`: per cell and target, its rank, vulnerability score, AUC, TPR at low FPR, ε bound and
   the counts at the threshold (the cell's audit_targets.csv without the masked values);
-- `fit_times.csv` (with --fit-times): the lines scripts/bench/audit_fit_times.py printed, parsed;
+- `fit_times.csv` (with --fit-times): the lines scripts/bench/audit_fit_times.py printed, parsed (without
+  --fit-times the committed file and its provenance stay);
+- the figures `results/img/<study>/audit_<dataset>.png` (--figures), drawn from epsilon.csv as written;
 and adds their entries to provenance.json (run `docs/gen/export_results.py` first: it writes the
-leaderboard and the provenance file these join).
+leaderboard and the provenance file these join). With --merge, the committed rows of cells this run
+does not hold are kept (as `export_results.py --merge` keeps the leaderboard's): a run of a few cells
+adds to the tables instead of replacing them; the rows are ordered as the study's config lists them.
 """
 
 from __future__ import annotations
@@ -22,7 +26,11 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+from holdbench.benchmark.config import available, group_config, synthesizer_config
+from holdbench.benchmark.outputs.plots._base import safe
+from holdbench.benchmark.outputs.plots.audit import FIGURE, TABLE_COLUMNS, draw_audit, table_points
 from holdbench.benchmark.outputs.results import load_results
 
 _LINE = re.compile(r"^(?P<dataset>\S+) (?P<synthesizer>\S+)\s+rows (?P<rows>\d+) cols (?P<cols>\d+): fit\+sample "
@@ -37,23 +45,22 @@ def _fmt(v, digits: int = 3) -> str:
     return "" if math.isnan(f) else f"{f:.{digits}f}"
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("study_dir", type=Path)
-    ap.add_argument("out_dir", type=Path)
-    ap.add_argument("--fit-times", nargs="*", type=Path, default=[])
-    ap.add_argument("--fit-times-command", default="python scripts/bench/audit_fit_times.py --dataset adult")
-    a = ap.parse_args()
-    res = load_results(a.study_dir)
+KEY = ["dataset", "synthesizer"]
+
+
+def _rows(res) -> tuple[list[dict], list[dict]]:
+    generators = {(r["dataset"], r["synthesizer"]): r["generator"] for _, r in res.table.iterrows()}
     eps_rows, target_rows = [], []
     for cell in res.cells:
         m = cell.metrics
         if cell.status.get("status") != "ok" or m.get("audit_epsilon_lower") is None and not m.get("audit_na_reason"):
             continue
         conf = m.get("audit_epsilon_configured")
+        gen = generators.get((cell.dataset, cell.synthesizer))
         eps_rows.append({"dataset": cell.dataset, "synthesizer": cell.synthesizer,
-                         "configured ε": "" if conf is None else f"{conf:g}",
-                         "audited ε (lower bound)": _fmt(m.get("audit_epsilon_lower"), 2),
+                         TABLE_COLUMNS["generator"]: gen.rsplit(".", 1)[-1] if isinstance(gen, str) else "",
+                         TABLE_COLUMNS["epsilon"]: "" if conf is None else f"{conf:g}",
+                         TABLE_COLUMNS["audited"]: _fmt(m.get("audit_epsilon_lower"), 2),
                          "excess": _fmt(m.get("audit_epsilon_excess"), 2),
                          "audit AUC max": _fmt(m.get("audit_auc_max")), "audit AUC mean": _fmt(m.get("audit_auc_mean")),
                          "population MIA AUC max": _fmt(m.get("mia_auc_max")),
@@ -68,21 +75,78 @@ def main() -> int:
                                     "ε bound": _fmt(r["epsilon_lower"], 2),
                                     "TP/members": f"{int(r['tp'])}/{int(r['tp'] + r['fn'])}",
                                     "FP/non-members": f"{int(r['fp'])}/{int(r['fp'] + r['tn'])}"})
+    return eps_rows, target_rows
+
+
+def _generator_of(name: str) -> str:
+    """A kept row's generator when the committed table predates the column: its config's `_target_`."""
+    target = synthesizer_config(name).get("_target_")
+    return str(target).rsplit(".", 1)[-1] if target else ""
+
+
+def merged(new: pd.DataFrame, path: Path, study: dict) -> pd.DataFrame:
+    """`new` plus the rows of the committed table at `path` whose cell (dataset, synthesizer) `new` does not
+    hold, in the study config's order of datasets and synthesizers (then first seen)."""
+    old = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if "synthesizer" in old and TABLE_COLUMNS["generator"] in new and TABLE_COLUMNS["generator"] not in old:
+        old.insert(2, TABLE_COLUMNS["generator"], [_generator_of(n) for n in old["synthesizer"]])
+    if list(old.columns) != list(new.columns):
+        raise SystemExit(f"{path}: columns {list(old.columns)} differ from this run's {list(new.columns)}; "
+                         f"regenerate the whole table instead of --merge")
+    ran = set(map(tuple, new[KEY].astype(str).to_numpy()))
+    kept = old[[tuple(k) not in ran for k in old[KEY].to_numpy()]]
+    both = pd.concat([kept, new.astype(str)], ignore_index=True)
+    order = {}
+    for col, listed in (("dataset", study.get("datasets") or []), ("synthesizer", study.get("synthesizers") or [])):
+        seen = list(dict.fromkeys([*map(str, listed), *both[col]]))
+        order[col] = both[col].map(seen.index)
+    rank = order["dataset"] * 10_000 + order["synthesizer"]
+    if "rank" in both:  # targets.csv: a cell's targets in their rank order
+        rank = rank * 1_000 + both["rank"].astype(int)
+    return both.iloc[np.argsort(rank.to_numpy(), kind="stable")].reset_index(drop=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("study_dir", type=Path)
+    ap.add_argument("out_dir", type=Path)
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the committed rows of cells this run does not hold (run export_results.py --merge first)")
+    ap.add_argument("--figures", type=Path, help="where the figures go (default: results/img/<study> beside out_dir's "
+                    "results/published)")
+    ap.add_argument("--fit-times", nargs="*", type=Path, default=[])
+    ap.add_argument("--fit-times-command", default="python scripts/bench/audit_fit_times.py --dataset adult")
+    a = ap.parse_args()
+    res = load_results(a.study_dir)
+    eps_rows, target_rows = _rows(res)
+    if not eps_rows:
+        raise SystemExit(f"{a.study_dir}: no cell with the audit's metrics (status ok)")
+    eps = pd.DataFrame(eps_rows)
+    targets = pd.DataFrame(target_rows)
     a.out_dir.mkdir(parents=True, exist_ok=True)
+    if a.merge:
+        study = dict(group_config("study", res.name)) if res.name in available("study") else res.study
+        for name in ("epsilon.csv", "targets.csv"):
+            if not (a.out_dir / name).is_file():
+                raise SystemExit(f"--merge: {a.out_dir / name} does not exist (nothing to merge with)")
+        eps = merged(eps, a.out_dir / "epsilon.csv", study)
+        targets = merged(targets, a.out_dir / "targets.csv", study)
     prov_path = a.out_dir / "provenance.json"
     doc = json.loads(prov_path.read_text())
     base = next(t for t in doc["tables"] if t["file"] == "leaderboard.csv")
-    tables = [t for t in doc["tables"] if t["file"] not in ("epsilon.csv", "targets.csv", "fit_times.csv")]
-    command = f"python scripts/bench/audit_tables.py {a.study_dir} {a.out_dir}"
+    replaced = ("epsilon.csv", "targets.csv") + (("fit_times.csv",) if a.fit_times else ())
+    tables = [t for t in doc["tables"] if t["file"] not in replaced]
+    command = f"python scripts/bench/audit_tables.py {a.study_dir} {a.out_dir}" + (" --merge" if a.merge else "")
     source = (f"from the audit study's cells (metrics.json, audit_targets.csv) by scripts/bench/audit_tables.py; "
               f"regenerate with `holdbench run audit` + `python docs/gen/export_results.py` + `{command}`")
     common = {k: base.get(k) for k in ("run_commit", "run_date", "machine", "date", "group_by")}
-    pd.DataFrame(eps_rows).to_csv(a.out_dir / "epsilon.csv", index=False)
+    run = base["command"] if a.merge else "holdbench run audit"
+    eps.to_csv(a.out_dir / "epsilon.csv", index=False)
     tables.append({"file": "epsilon.csv", "title": "Audited against configured ε, beside the population panel",
-                   "command": f"holdbench run audit; {command}", "source": source, **common})
-    pd.DataFrame(target_rows).to_csv(a.out_dir / "targets.csv", index=False)
+                   "command": f"{run}; {command}", "source": source, **common})
+    targets.to_csv(a.out_dir / "targets.csv", index=False)
     tables.append({"file": "targets.csv", "title": "Per target: the shadow-model attack on each vulnerable record",
-                   "command": f"holdbench run audit; {command}", "source": source, **common})
+                   "command": f"{run}; {command}", "source": source, **common})
     if a.fit_times:
         rows = [m.groupdict() for p in a.fit_times for line in p.read_text().splitlines()
                 if (m := _LINE.match(line.strip()))]
@@ -95,10 +159,15 @@ def main() -> int:
                        "command": a.fit_times_command, "run_commit": base.get("run_commit"), "machine": base["machine"],
                        "date": when, "source": "the lines scripts/bench/audit_fit_times.py printed, parsed by "
                        "scripts/bench/audit_tables.py --fit-times; regenerate with the command"})
-    doc["tables"] = tables
+    order = {name: i for i, name in enumerate(("leaderboard.csv", "epsilon.csv", "targets.csv", "fit_times.csv"))}
+    doc["tables"] = sorted(tables, key=lambda t: order.get(t["file"], len(order)))
     prov_path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-    print(f"{a.out_dir}: epsilon.csv ({len(eps_rows)} cells), targets.csv ({len(target_rows)} rows)"
-          + (", fit_times.csv" if a.fit_times else ""))
+    figures = a.figures or a.out_dir.parent.parent / "img" / a.out_dir.name
+    table = pd.read_csv(a.out_dir / "epsilon.csv")
+    drawn = [draw_audit(table_points(table, d), d, figures / FIGURE.format(dataset=safe(d)))
+             for d in dict.fromkeys(table["dataset"].astype(str))]
+    print(f"{a.out_dir}: epsilon.csv ({len(eps)} cells), targets.csv ({len(targets)} rows)"
+          + (", fit_times.csv" if a.fit_times else "") + f"; figures: {[str(p) for p in drawn if p]}")
     return 0
 
 

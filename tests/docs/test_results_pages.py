@@ -337,6 +337,57 @@ def test_export_writes_the_committed_form_from_a_study_directory(tmp_path):
     assert "test machine" in page and "#### alpha" in page
 
 
+def test_export_merge_adds_a_partial_run_to_the_committed_leaderboard(tmp_path):
+    from holdbench.benchmark.outputs.leaderboard import write_leaderboard
+    from holdbench.benchmark.outputs.results import load_results
+
+    from tests.benchmark.conftest import build_study
+
+    export = _module("export_results")
+    full = build_study(tmp_path / "a")
+    write_leaderboard(load_results(full.path))
+    out = tmp_path / "published" / "toy"
+    export.export(full.path, out, machine_text="m")
+    exported = list(csv.reader((out / "leaderboard.csv").open()))
+    header, committed = exported[0], exported[1:]
+    value = header.index("F3 ratio") if "F3 ratio" in header else 4
+    # the committed file differs from what the runs compute in one gauss row and one holdout row,
+    # and holds a cell no run has
+    edited = [list(r) for r in committed]
+    gauss = next(i for i, r in enumerate(edited) if r[1] == "gauss" and r[3] == "ok")
+    hold = next(i for i, r in enumerate(edited) if r[1] == "holdout" and r[3] == "ok")
+    edited[gauss][value] = edited[hold][value] = "999"
+    extra = ["alpha", "zz_old", "0", "ok", *[""] * (len(header) - 4)]
+    with (out / "leaderboard.csv").open("w", newline="") as fh:
+        csv.writer(fh, lineterminator="\n").writerows([header, extra, *edited])
+    doc = json.loads((out / "provenance.json").read_text())
+    versions = doc["tables"][0]["versions"]
+    changed = min(versions)
+    doc["tables"][0].update(run_commit="abc1234", command="holdbench run toy --datasets alpha",
+                            versions={**versions, changed: "0.0.0"})
+    (out / "provenance.json").write_text(json.dumps(doc))
+    partial = build_study(tmp_path / "b", synthesizers=["holdout"])
+    write_leaderboard(load_results(partial.path))
+    export.export(partial.path, out, machine_text="m", command="holdbench run toy --synthesizers holdout", merge=True)
+    merged = list(csv.reader((out / "leaderboard.csv").open()))
+    assert merged[0] == header
+    rows = {tuple(r[:3]): r for r in merged[1:]}
+    assert len(merged) - 1 == len(committed) + 1
+    assert rows[tuple(committed[hold][:3])] == committed[hold]          # the run's cell replaced the edit
+    assert rows[tuple(committed[gauss][:3])][value] == "999"            # a cell the run did not hold is kept
+    assert rows[("alpha", "zz_old", "0")] == extra
+    # study order: the run's synthesizers first, then the kept ones as they came
+    assert [r[1] for r in merged[1:] if r[0] == "alpha" and r[2] == "0"] == ["holdout", "zz_old", "gauss", "ctgan"]
+    entry = json.loads((out / "provenance.json").read_text())["tables"][0]
+    assert entry["run_commit"].split(", ")[0] == "abc1234"
+    assert entry["command"].startswith("holdbench run toy --datasets alpha; then holdbench run toy --synthesizers")
+    assert changed not in entry["versions"] and set(entry["versions"]) == set(versions) - {changed}
+    header[value] = "other"
+    (out / "leaderboard.csv").write_text(",".join(header) + "\n")
+    with pytest.raises(ValueError, match="differ from this run's"):
+        export.export(partial.path, out, machine_text="m", merge=True)
+
+
 def test_export_refuses_a_directory_without_a_leaderboard(tmp_path):
     export = _module("export_results")
     with pytest.raises(FileNotFoundError, match="leaderboard.csv"):

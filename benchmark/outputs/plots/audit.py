@@ -1,10 +1,12 @@
 """The privacy audit, one figure per dataset (audit_<dataset>.png): configured ε (x, log) against the audited
 ε lower bound (`audit_epsilon_lower`, y) with the diagonal y = x drawn: a DP generator's point above the
 diagonal audits above its configured ε (its implementation or preprocessing leaks). The points of one DP
-generator (same `_target_`, its recorded ε) are joined in order of ε; generators without an ε (cart,
-synthpop, the flips, the holdout) stand in a column of their own at the right ("no ε"), labelled. ε and
-the generator come from what the cells recorded (status.json's config), never from a name. Drawn only
-when the study has the audit's metric.
+generator (same `_target_`, its recorded ε) are joined in order of ε, set slightly apart from the other
+generators' on x; generators without an ε (cart, synthpop, the flips, the holdout) each have a slot at the
+right, named on the axis. ε and the generator come from what the cells recorded (status.json's config),
+never from a name: in a study's plots directly, in the docs' figures through the committed epsilon.csv
+that scripts/bench/audit_tables.py writes from the same records (`table_points`). Drawn only when the
+study has the audit's metric.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ import numpy as np
 import pandas as pd
 from holdbench.benchmark.outputs.plots._base import (
     REF_COLOR,
+    REFERENCE_NAME,
     display,
     metric_rows,
     new_figure,
-    place_labels,
     reference_synths,
     safe,
     save,
@@ -28,7 +30,7 @@ from holdbench.benchmark.outputs.plots.frontier import recorded_settings
 FIGURE = "audit_{dataset}.png"
 CAPTION = ("Privacy audit: configured ε (x, log) against the audited ε lower bound (y; Clopper-Pearson from the "
            "per-target shadow-model attack); the diagonal is y = x: a DP generator above it leaks more than its ε "
-           "allows. Generators without an ε stand in the right-hand column.")
+           "allows. Each generator without an ε has a slot of its own at the right.")
 ORDER = 85
 METRIC = "audit_epsilon_lower"
 
@@ -47,53 +49,91 @@ def tasks(study) -> list:
     return out
 
 
-def plot_audit(cells: pd.DataFrame, summary: pd.DataFrame, dataset: str, path: Path) -> Path | None:
+#: epsilon.csv's columns the figure reads (scripts/bench/audit_tables.py writes them under these labels)
+TABLE_COLUMNS = {"generator": "generator", "epsilon": "configured ε", "audited": "audited ε (lower bound)"}
+
+
+def audit_points(cells: pd.DataFrame, summary: pd.DataFrame, dataset: str) -> pd.DataFrame:
+    """The figure's points of one dataset from a study's cells: synthesizer, generator (the class name of
+    its recorded `_target_`), epsilon (recorded; NaN without one), audited (the audit's ε bound),
+    reference (the holdout row)."""
     rows = metric_rows(summary, dataset, [METRIC])
-    y = rows[f"{METRIC}_mean"].to_numpy(float)
+    names = [str(n) for n in rows["synthesizer"]]
+    ran = recorded_settings(cells, dataset)
+    refs = reference_synths(cells)
+    return pd.DataFrame({
+        "synthesizer": names,
+        "generator": [str((ran.get(n) or {}).get("generator") or "").rsplit(".", 1)[-1] for n in names],
+        "epsilon": [float((ran.get(n) or {}).get("epsilon", np.nan)) for n in names],
+        "audited": rows[f"{METRIC}_mean"].to_numpy(float),
+        "reference": [n in refs for n in names]})
+
+
+def table_points(table: pd.DataFrame, dataset: str) -> pd.DataFrame:
+    """The figure's points of one dataset from the committed epsilon.csv (TABLE_COLUMNS)."""
+    missing = [c for c in ("dataset", "synthesizer", *TABLE_COLUMNS.values()) if c not in table.columns]
+    if missing:
+        raise ValueError(f"the audit table has no column(s) {missing}")
+    mine = table[table["dataset"].astype(str) == dataset]
+    return pd.DataFrame({
+        "synthesizer": mine["synthesizer"].astype(str).to_numpy(),
+        "generator": mine[TABLE_COLUMNS["generator"]].fillna("").astype(str).to_numpy(),
+        "epsilon": pd.to_numeric(mine[TABLE_COLUMNS["epsilon"]], errors="coerce").to_numpy(float),
+        "audited": pd.to_numeric(mine[TABLE_COLUMNS["audited"]], errors="coerce").to_numpy(float),
+        "reference": (mine["synthesizer"].astype(str) == REFERENCE_NAME).to_numpy()})
+
+
+def plot_audit(cells: pd.DataFrame, summary: pd.DataFrame, dataset: str, path: Path) -> Path | None:
+    return draw_audit(audit_points(cells, summary, dataset), dataset, path)
+
+
+def draw_audit(points: pd.DataFrame, dataset: str, path: Path) -> Path | None:
+    """Configured ε (x, log) against the audited ε (y), the diagonal drawn. The DP generators' points
+    are joined by generator and set slightly apart on x (a dodge) so that equal values stay visible;
+    each generator without an ε has a slot of its own at the right, named on the axis."""
+    y = points["audited"].to_numpy(float)
     if not np.isfinite(y).any():
         return None
-    names = list(rows["synthesizer"])
-    ran = recorded_settings(cells, dataset)
-    eps = np.array([(ran.get(n) or {}).get("epsilon", np.nan) for n in names], float)
+    names = list(points["synthesizer"])
+    eps = points["epsilon"].to_numpy(float)
     dp = np.isfinite(eps) & np.isfinite(y)
-    fig = new_figure(6.4, 5.2)
+    free_idx = [i for i in range(len(names)) if not dp[i] and np.isfinite(y[i])]
+    fig = new_figure(6.4 + 0.25 * len(free_idx), 5.2)
     ax = fig.subplots()
     lo = min([0.05, *eps[dp]]) if dp.any() else 0.05
     hi = max([10.0, *eps[dp]]) if dp.any() else 10.0
-    free = hi * 4  # the column of generators without an ε
     top = max(1.0, float(np.nanmax(y)) * 1.15)
     line = np.geomspace(lo / 1.5, hi * 1.5, 50)
     ax.plot(line, line, color="0.55", linestyle="--", linewidth=1, zorder=0, label="audited = configured ε")
-    points = []
     groups: dict[str, list[int]] = {}
-    for i, n in enumerate(names):
-        if dp[i]:
-            groups.setdefault(ran[n]["generator"], []).append(i)
-    for gen, idx in sorted(groups.items()):
+    for i in np.flatnonzero(dp):
+        groups.setdefault(str(points["generator"].iloc[i]) or names[i], []).append(int(i))
+    for k, (gen, idx) in enumerate(sorted(groups.items())):
         idx.sort(key=lambda i: eps[i])
-        drawn = ax.plot(eps[idx], y[idx], marker="o", markersize=5, linewidth=1.2, zorder=2,
-                        label=gen.rsplit(".", 1)[-1])
-        above = [i for i in idx if y[i] > eps[i]]
+        x = eps[idx] * 1.12 ** (k - (len(groups) - 1) / 2)
+        ax.plot(x, y[idx], marker="o", markersize=5, linewidth=1.2, zorder=2, label=gen)
+        above = [j for j, i in enumerate(idx) if y[i] > eps[i]]
         if above:
-            ax.plot(eps[above], y[above], marker="o", markersize=11, markerfacecolor="none", color="tab:red",
+            ax.plot(x[above], y[idx][above], marker="o", markersize=11, markerfacecolor="none", color="tab:red",
                     linestyle="none", zorder=3)
-        points += [(eps[i], y[i], f"{eps[i]:g}", drawn[0].get_color()) for i in idx]
-    refs = reference_synths(cells)
-    for i, n in enumerate(names):
-        if dp[i] or not np.isfinite(y[i]):
-            continue
-        ref = n in refs
-        ax.plot([free], [y[i]], marker="D" if ref else "s", color=REF_COLOR if ref else "0.25", markersize=5,
+    slots = [hi * 3 * 1.45 ** j for j in range(len(free_idx))]
+    for x, i in zip(slots, free_idx, strict=True):
+        ref = bool(points["reference"].iloc[i])
+        ax.plot([x], [y[i]], marker="D" if ref else "s", color=REF_COLOR if ref else "0.25", markersize=5,
                 linestyle="none", zorder=3)
-        points.append((free, y[i], display(n, "", 18), REF_COLOR if ref else "0.15"))
-    place_labels(ax, points)
-    ax.axvline(hi * 2, color="0.85", linewidth=0.8)
+    if slots:
+        ax.axvline(hi * 2, color="0.85", linewidth=0.8)
     ax.set_xscale("log")
     ticks = [t for t in (0.1, 0.3, 1, 3, 10, 30, 100) if lo / 1.5 <= t <= hi * 1.5]
-    ax.set_xticks([*ticks, free], [*(f"{t:g}" for t in ticks), "no ε"])
-    ax.set_xlim(lo / 1.6, free * 1.8)
+    ax.set_xticks([*ticks, *slots], [*(f"{t:g}" for t in ticks), *(display(names[i], "", 18) for i in free_idx)])
+    ax.minorticks_off()
+    for label in ax.get_xticklabels()[len(ticks):]:
+        label.set_rotation(40)
+        label.set_horizontalalignment("right")
+        label.set_fontsize(7)
+    ax.set_xlim(lo / 1.6, (slots[-1] * 1.3) if slots else hi * 2)
     ax.set_ylim(-0.05 * top, top)
-    ax.set_xlabel("configured ε (log scale)")
+    ax.set_xlabel("configured ε (log scale); at the right, generators without an ε")
     ax.set_ylabel("audited ε lower bound")
     missing = [n for n, v in zip(names, y, strict=True) if not np.isfinite(v)]
     ax.set_title(f"{dataset}: audited against configured ε"
