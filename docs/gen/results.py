@@ -312,13 +312,13 @@ PROSE = {
         "Where the population panel is near chance, the per-target attack is not: cart, synthpop and the flips give "
         "their most vulnerable record an AUC far above one half, while gaussian_copula and the holdout stay near the "
         "level the largest of five chance AUCs reaches with this many test fits (the holdout's output never depends "
-        "on T); the DP generators stay at that level at every ε, far below cart. Every DP cell's audited ε is at or below its configured ε. "
+        "on T); the DP generators stay within what chance gives that largest AUC at every ε, far below cart. Every "
+        "DP cell's audited ε is at or below its configured ε. "
         "The ε bounds are small for every generator, DP or not: with 20 member and 20 non-member test fits per "
         "target and the Bonferroni correction over five targets, the bound cannot prove much even of a generator "
         "that copies records, so read a small bound as too little evidence, not as privacy. The DP rows are "
-        "online-shoppers', run with its categorical levels declared public (its dataset config). "
-        "AIM has no row: its fit on the whole of T ended `oom` under the study's earlier memory limit and has not been "
-        "run under the present one. "
+        "online-shoppers', run with its categorical levels declared public (its dataset config); AIM's rows come "
+        "from a later run of its three cells alone, merged into the tables (the provenance names both runs). "
         "adult's DP cells were not run in that configuration, so adult has only its non-DP rows."),
     ("audit", "targets.csv"): (
         "Each cell's five most vulnerable records of T (rank 1 = the largest mean distance to its five nearest "
@@ -360,9 +360,9 @@ PROSE = {
         "and maximum, over the zero-inflated columns. The preset reproduces the published GaussianCopula "
         "files and closes most of the gap for CTGAN and CopulaGAN; TVAE's remaining gap has another cause."),
     ("paper", "sdv07_adult.csv"): (
-        "CTGAN on adult with the `sdv07` preset: its fidelity ratios move from the SDV 2.x row of the first "
-        "table (CTGAN, fresh) toward the paper's SDV 0.7 file, and its share of values out of T's range toward "
-        "the file's, as on online-shoppers in the table above."),
+        "CTGAN and CopulaGAN on adult with their `sdv07` presets: the fidelity ratios of both move from their SDV "
+        "2.x rows in the first table (fresh) toward the paper's SDV 0.7 files, as on online-shoppers in the table "
+        "above, without reaching them; their shares of values out of T's range stay below the files'."),
     ("bale_quick", "fresh_sets_online_shoppers.csv"): (
         "On online-shoppers neither tuned synthesizer reaches Bale & Quick's window at the default budget, while "
         "R synthpop's CART does: both searches end on the edge of their space (bq_cart's K at the top of k_range, "
