@@ -35,6 +35,9 @@ def test_ranking_puts_the_leaky_copy_last_and_says_how(report):
     order = rep["ranking"]["order"]
     assert order[-1] == "leak" and order[0] == "fresh"
     assert "mean of their ranks" in rep["ranking"]["aggregation"]
+    leak = rep["synthetic"]["leak"]["verdict"]
+    assert leak["worst"] > 1 and leak["worst"] == max(r["excess"] for r in leak["rows"] if r["verdict"] == "FAIL")
+    assert f"| {leak['worst']:.2f} |" in summary and f"{leak['worst']:.2f}×" in html
     # the copy of T has the best F ratios... of 0 distance, but it fails the gates: never "best" without saying so
     f2 = next(r for r in rep["ranking"]["rows"] if r["metric"] == "F2_ratio")
     for row in rep["ranking"]["rows"]:
@@ -47,7 +50,7 @@ def test_ranking_puts_the_leaky_copy_last_and_says_how(report):
 
 
 def test_exposed_records_point_at_the_copied_rows(report):
-    _, rep, html, _ = report
+    _, rep, html, summary = report
     leak = rep["synthetic"]["leak"]["views"]["exposure"]
     fresh = rep["synthetic"]["fresh"]["views"]["exposure"]
     assert leak["train_exact_match_rate"] == 1.0 and fresh["train_exact_match_rate"] < 0.2
@@ -55,6 +58,9 @@ def test_exposed_records_point_at_the_copied_rows(report):
     assert top["d_synthetic"] == 0 and top["n_copies"] >= 1 and top["percentile"] < 0.2
     assert leak["masked"] and set(top["values"].values()) == {"•••"}
     assert "--unmask" in html
+    leak_part = summary.split("## leak")[1].split("## ")[0]
+    assert f"Most exposed T rows (the first data row is 0): {top['row']}," in leak_part
+    assert "100.00% of T's records have an exact copy in S" in leak_part
     diag = rep["synthetic"]["leak"]["views"]["diagnostics"]
     assert diag["copies_of_train_synthetic"] == 400 and diag["share_copies_of_train_holdout"] < 0.05
 

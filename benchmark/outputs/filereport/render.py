@@ -102,13 +102,23 @@ def summary_md(rep: dict) -> str:
     lines = ["# Synthetic data report", "",
              (f"T `{cell(rep['settings']['train'])}` ({rep['n_train']:,} {unit}), H `{cell(rep['settings']['holdout'])}` "
               f"({rep['n_holdout']:,} {unit}); gates `{cell(rep['gates']['source'])}`."), "",
-             "| S | verdict | failed gates |", "| --- | --- | --- |"]
+             "| S | verdict | failed gates | worst failed gate, times the deviation it allows |",
+             "| --- | --- | --- | --- |"]
     for n in names:
         v = rep["synthetic"][n]["verdict"]
-        lines.append(f"| {cell(n)} | {v['verdict']} | {cell(', '.join(v['failed']) or 'none')} |")
+        worst = "" if not v["failed"] else "not measurable" if v.get("worst") is None else f"{v['worst']:.2f}"
+        lines.append(f"| {cell(n)} | {v['verdict']} | {cell(', '.join(v['failed']) or 'none')} | {worst} |")
     for n in names:
         lines += ["", f"## {cell(n)}", ""]
         lines += [f"- {r['verdict']}: {cell(r['tests'])}: {cell(r['why'])}" for r in rep["synthetic"][n]["verdict"]["rows"]]
+        exp = (rep["synthetic"][n].get("views") or {}).get("exposure")
+        if exp:
+            rows = ", ".join(str(r["row"]) for r in exp["records"][:10])
+            lines += ["", (f"Exposure: {100 * exp['train_exact_match_rate']:.2f}% of T's records have an exact copy in S "
+                           f"(H's records: {100 * exp['holdout_exact_match_rate']:.2f}%); {exp['n_train_below_1pct']:,} of "
+                           f"{exp['n_train']:,} T records have an S neighbour nearer than 99% of H's records have. "
+                           + (f"Most exposed T rows (the first data row is 0): {rows}; their values are in report.html"
+                              + (" (masked)." if exp["masked"] else ".") if rows else ""))]
     rk = rep["ranking"]
     if rk["rows"]:
         lines += ["", "## Headline metrics", "", "| metric | " + " | ".join(cell(n) for n in names) + " |",

@@ -57,6 +57,11 @@ def _comparison(rep: dict, names: list[str]) -> str:
         rows.append(row)
     if len(names) > 1:
         rows.append([("mean rank", ""), ("", "")] + [num(rk["mean_rank"][n], 2) for n in names])
+        failed = {n: rep["synthetic"][n]["verdict"]["failed"] for n in names}
+        if any(failed.values()):
+            rows.append([("gates failed", ""), ("fewer", "")] + [str(len(failed[n])) for n in names])
+            rows.append([("worst failed gate, times the deviation it allows", ""), ("lower", "")]
+                        + [_times(rep["synthetic"][n]["verdict"]) for n in names])
     out = ['<h3 id="headline">Headline metrics</h3>',
            means("The headline numbers of each S with their 95% intervals where the metric has one; "
                  "a ratio compares S with H (1 = S as close to T as unseen data).")]
@@ -67,6 +72,15 @@ def _comparison(rep: dict, names: list[str]) -> str:
         out.append(f'<p id="ranking"><b>Ranking:</b> {esc(order)}.<br><span class="small">{esc(rk["aggregation"])}. '
                    "A value marked best in a column whose S fails the gates says so.</span></p>")
     return "\n".join(out)
+
+
+def _times(verdict: dict) -> str:
+    """The worst failed gate's excess as text: '3.50×', 'not measurable' (a failed gate without a finite
+    excess), '' (no gate failed)."""
+    if not verdict["failed"]:
+        return ""
+    worst = verdict.get("worst")
+    return "not measurable" if worst is None else f"{worst:.2f}×"
 
 
 def column_shapes(rep: dict, data: dict) -> str:

@@ -96,7 +96,7 @@ def _exposed(exp: dict | None, i: int) -> str:
     cols = list(recs[0]["values"])
     rows = [[num(r["row"], 0), num(r["percentile"], 4), num(r["d_synthetic"], 0), num(r["n_copies"], 0),
              num(r["d_holdout"], 0)] + [esc(r["values"][c]) for c in cols] for r in recs]
-    out.append(table(["T row", "percentile", "distance to S", "copies in S", "distance to H"] + cols, rows,
+    out.append(table(["T row (first = 0)", "percentile", "distance to S", "copies in S", "distance to H"] + cols, rows,
                      f"tbl-exposed-s{i}", {0, 1, 2, 3, 4}))
     return "\n".join(out)
 

@@ -26,22 +26,60 @@ def file_results(evaluations: list, specs: list, kind: str = "flat", dataset: st
 
 
 def judge(evaluations: list, specs: list, gates, kind: str = "flat") -> dict:
-    """{S name: {"verdict", "failed", "rows": [...]}} of the gates; each row names what it tests."""
-    from holdbench.benchmark.outputs.gates import verdicts
+    """{S name: {"verdict", "failed", "worst", "rows": [...]}} of the gates; each row names what it tests and
+    says how many times the allowed deviation its value is (`excess`, see gate_excess; None when it cannot
+    be said or is infinite); `worst` is the largest excess over the gates S fails (None when none fails or
+    a failed gate has no excess: such an S ranks last among those that fail)."""
+    from holdbench.benchmark.outputs.gates import metric_names, verdicts
 
     table = verdicts(file_results(evaluations, specs, kind), gates)
     by_target = {t.name: t for t in gates.targets}
+    known = metric_names(specs)
     out = {}
     for ev in evaluations:
         sub = table[table["synthesizer"] == ev.name]
-        rows = [{"gate": r["target"], "tests": verdict_name(by_target[r["target"]], specs)
-                 if r["target"] in by_target else r["target"],
-                 "value": _num(r["value"]), "threshold": r["threshold"], "pvalue": _num(r["pvalue"]),
-                 "verdict": r["verdict"], "why": r["why"]} for _, r in sub.iterrows()]
+        rows = []
+        for _, r in sub.iterrows():
+            target = by_target.get(r["target"])
+            value = _num(r["value"])
+            spec = known.get(target.metric) if target is not None and target.metric else None
+            rows.append({"gate": r["target"], "tests": verdict_name(target, specs) if target else r["target"],
+                         "value": value, "threshold": r["threshold"], "pvalue": _num(r["pvalue"]),
+                         "verdict": r["verdict"], "why": r["why"], "excess": _finite(gate_excess(target, value, spec))})
         v = sub["verdict"]
+        failed = [r for r in rows if r["verdict"] == FAIL]
+        excess = [r["excess"] for r in failed]
+        worst = None if not excess or None in excess else max(excess)
         out[ev.name] = {"verdict": FAIL if (v == FAIL).any() else PASS if (v == PASS).any() else NA,
-                        "failed": [r["gate"] for r in rows if r["verdict"] == FAIL], "rows": rows}
+                        "failed": [r["gate"] for r in failed], "worst": worst, "rows": rows}
     return out
+
+
+def gate_excess(target, value: float | None, spec=None) -> float | None:
+    """How many times the allowed deviation a gate's value deviates (> 1 beyond the bound, 1 at it); None when
+    it cannot be said (no value, or no reference point to measure a deviation from).
+
+    A distribution test: the effect A - 0.5 over `max_effect` (no difference is 0). A metric bound: the
+    distance of the value from the metric's reference point over the distance of the bound from it; the
+    reference is the registry's ideal value for an 'ideal' metric (e.g. 1 for a ratio, 0.5 for the DCR share)
+    and 0 for a 'lower' or 'higher' one (a 'higher' metric under its `min` deviates by min / value)."""
+    if target is None or value is None or math.isnan(value):
+        return None
+    if target.test is not None:
+        return _ratio(value, target.max_effect)
+    if spec is not None and spec.direction == "higher":
+        return _ratio(target.min, value) if target.min is not None and target.max is None else None
+    ref = float(spec.ideal) if spec is not None and spec.direction == "ideal" else 0.0
+    bound = target.max if target.max is not None and (target.min is None or value > ref) else target.min
+    if bound is None or (bound - ref) * (value - ref) < 0:
+        return 0.0 if bound is not None else None  # on the other side of the reference: no deviation toward it
+    return _ratio(abs(value - ref), abs(bound - ref))
+
+
+def _ratio(num: float, den: float) -> float:
+    if den == 0:
+        return 0.0 if num <= 0 else math.inf
+    return max(num, 0.0) / den
 
 
 def informational(ev, specs: list) -> list[dict]:
@@ -64,6 +102,11 @@ def _num(x) -> float | None:
     return None if math.isnan(v) else v
 
 
+def _finite(x) -> float | None:
+    v = _num(x)
+    return v if v is not None and math.isfinite(v) else None
+
+
 def headline(specs: list) -> list:
     return [sp for sp in specs if sp.headline]
 
@@ -71,7 +114,8 @@ def headline(specs: list) -> list:
 def ranking(evaluations: list, specs: list, judged: dict) -> dict:
     """Several S side by side: per headline metric each S's value and rank (1 = best by the metric's
     direction, ties share the mean rank), the best marked, and the overall order: S that pass the gates
-    before those that fail, then by mean rank over the headline metrics each S has a value of."""
+    before those that fail; S that fail by their worst failed gate's excess (times the allowed deviation,
+    gate_excess); then by mean rank over the headline metrics each S has a value of."""
     names = [ev.name for ev in evaluations]
     rows, ranks = [], {n: [] for n in names}
     for sp in headline(specs):
@@ -93,10 +137,19 @@ def ranking(evaluations: list, specs: list, judged: dict) -> dict:
                      "ranks": {n: (None if math.isnan(r[n]) else float(r[n])) for n in names},
                      "best": best, "best_fails_gates": [n for n in best if judged[n]["verdict"] == FAIL]})
     mean_rank = {n: (sum(v) / len(v) if v else math.nan) for n, v in ranks.items()}
-    order = sorted(names, key=lambda n: (judged[n]["verdict"] == FAIL, judged[n]["verdict"] == NA,
-                                         math.inf if math.isnan(mean_rank[n]) else mean_rank[n], n))
+
+    def key(n):
+        fails = judged[n]["verdict"] == FAIL
+        worst = judged[n].get("worst")
+        return (fails, judged[n]["verdict"] == NA, (math.inf if worst is None else worst) if fails else 0,
+                math.inf if math.isnan(mean_rank[n]) else mean_rank[n], n)
+
+    order = sorted(names, key=key)
     return {"rows": rows, "mean_rank": {n: _num(v) for n, v in mean_rank.items()}, "order": order,
             "aggregation": "S that pass every gate come first, then those with a gate n/a, then those that fail; "
-                           "within each, by the mean of their ranks over the headline metrics shown (rank 1 = "
-                           "best by the metric's direction: closest to the ideal value, or lowest/highest; "
-                           "tied values share the mean rank)"}
+                           "those that fail are ordered by how far their worst gate is from passing, in times "
+                           "the deviation the gate allows (a test's effect over its largest tolerated effect, a "
+                           "metric's distance from its ideal value over the bound's); within each group, and as "
+                           "the last tie-break, by the mean of their ranks over the headline metrics shown "
+                           "(rank 1 = best by the metric's direction: closest to the ideal value, or "
+                           "lowest/highest; tied values share the mean rank)"}
