@@ -68,7 +68,9 @@ def gate_excess(target, value: float | None, spec=None) -> float | None:
     if target.test is not None:
         return _ratio(value, target.max_effect)
     if spec is not None and spec.direction == "higher":
-        return _ratio(target.min, value) if target.min is not None and target.max is None else None
+        if target.min is None or target.max is not None:
+            return None
+        return _ratio(target.min, value) if value > 0 else (math.inf if target.min > 0 else None)
     ref = float(spec.ideal) if spec is not None and spec.direction == "ideal" else 0.0
     bound = target.max if target.max is not None and (target.min is None or value > ref) else target.min
     if bound is None or (bound - ref) * (value - ref) < 0:
