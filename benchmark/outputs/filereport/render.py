@@ -93,6 +93,7 @@ def html_report(rep: dict, extra: dict, specs: list) -> str:
 def summary_md(rep: dict) -> str:
     """summary.md: the verdict, the gates in words and the ranking, as Markdown (cells formula-neutral)."""
     from holdbench.benchmark.outputs.filereport.html import neutral
+    from holdbench.benchmark.outputs.filereport.verdicts import WORST_LABEL, worst_text
 
     def cell(x) -> str:
         return neutral(x).replace("|", "\\|").replace("\n", " ")
@@ -102,12 +103,10 @@ def summary_md(rep: dict) -> str:
     lines = ["# Synthetic data report", "",
              (f"T `{cell(rep['settings']['train'])}` ({rep['n_train']:,} {unit}), H `{cell(rep['settings']['holdout'])}` "
               f"({rep['n_holdout']:,} {unit}); gates `{cell(rep['gates']['source'])}`."), "",
-             "| S | verdict | failed gates | worst failed gate, times the deviation it allows |",
-             "| --- | --- | --- | --- |"]
+             f"| S | verdict | failed gates | {WORST_LABEL} |", "| --- | --- | --- | --- |"]
     for n in names:
         v = rep["synthetic"][n]["verdict"]
-        worst = "" if not v["failed"] else "not measurable" if v.get("worst") is None else f"{v['worst']:.2f}"
-        lines.append(f"| {cell(n)} | {v['verdict']} | {cell(', '.join(v['failed']) or 'none')} | {worst} |")
+        lines.append(f"| {cell(n)} | {v['verdict']} | {cell(', '.join(v['failed']) or 'none')} | {worst_text(v)} |")
     for n in names:
         lines += ["", f"## {cell(n)}", ""]
         lines += [f"- {r['verdict']}: {cell(r['tests'])}: {cell(r['why'])}" for r in rep["synthetic"][n]["verdict"]["rows"]]

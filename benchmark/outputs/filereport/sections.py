@@ -7,6 +7,7 @@ import numpy as np
 
 import holdbench.benchmark.outputs.filereport.figures as figures  # noqa: PLR0402 - by module path: no import circle
 from holdbench.benchmark.outputs.filereport.html import badge, esc, figure, means, num, pct, table, verdict_html
+from holdbench.benchmark.outputs.filereport.verdicts import WORST_LABEL, worst_text
 
 
 def verdict(rep: dict, specs: list) -> str:
@@ -60,8 +61,8 @@ def _comparison(rep: dict, names: list[str]) -> str:
         failed = {n: rep["synthetic"][n]["verdict"]["failed"] for n in names}
         if any(failed.values()):
             rows.append([("gates failed", ""), ("fewer", "")] + [str(len(failed[n])) for n in names])
-            rows.append([("worst failed gate, times the deviation it allows", ""), ("lower", "")]
-                        + [_times(rep["synthetic"][n]["verdict"]) for n in names])
+            rows.append([(WORST_LABEL, ""), ("lower", "")]
+                        + [worst_text(rep["synthetic"][n]["verdict"], "×") for n in names])
     out = ['<h3 id="headline">Headline metrics</h3>',
            means("The headline numbers of each S with their 95% intervals where the metric has one; "
                  "a ratio compares S with H (1 = S as close to T as unseen data).")]
@@ -72,15 +73,6 @@ def _comparison(rep: dict, names: list[str]) -> str:
         out.append(f'<p id="ranking"><b>Ranking:</b> {esc(order)}.<br><span class="small">{esc(rk["aggregation"])}. '
                    "A value marked best in a column whose S fails the gates says so.</span></p>")
     return "\n".join(out)
-
-
-def _times(verdict: dict) -> str:
-    """The worst failed gate's excess as text: '3.50×', 'not measurable' (a failed gate without a finite
-    excess), '' (no gate failed)."""
-    if not verdict["failed"]:
-        return ""
-    worst = verdict.get("worst")
-    return "not measurable" if worst is None else f"{worst:.2f}×"
 
 
 def column_shapes(rep: dict, data: dict) -> str:

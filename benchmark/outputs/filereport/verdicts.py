@@ -55,6 +55,19 @@ def judge(evaluations: list, specs: list, gates, kind: str = "flat") -> dict:
     return out
 
 
+#: the label of each S's `worst` in the report's headline table and summary.md
+WORST_LABEL = "worst failed gate, times the deviation it allows"
+
+
+def worst_text(verdict: dict, unit: str = "") -> str:
+    """An S's `worst` as text: '3.47' + unit, 'not measurable' (a failed gate without a finite excess), ''
+    (no gate failed)."""
+    if not verdict["failed"]:
+        return ""
+    worst = verdict.get("worst")
+    return "not measurable" if worst is None else f"{worst:.2f}{unit}"
+
+
 def gate_excess(target, value: float | None, spec=None) -> float | None:
     """How many times the allowed deviation a gate's value deviates (> 1 beyond the bound, 1 at it); None when
     it cannot be said (no value, or no reference point to measure a deviation from).
@@ -72,9 +85,13 @@ def gate_excess(target, value: float | None, spec=None) -> float | None:
             return None
         return _ratio(target.min, value) if value > 0 else (math.inf if target.min > 0 else None)
     ref = float(spec.ideal) if spec is not None and spec.direction == "ideal" else 0.0
-    bound = target.max if target.max is not None and (target.min is None or value > ref) else target.min
-    if bound is None or (bound - ref) * (value - ref) < 0:
-        return 0.0 if bound is not None else None  # on the other side of the reference: no deviation toward it
+    # the bound on the value's side of the reference (a one-sided target has only one)
+    if target.min is None or (target.max is not None and value > ref):
+        bound = target.max
+    else:
+        bound = target.min
+    if (bound - ref) * (value - ref) < 0:
+        return 0.0  # on the other side of the reference: no deviation toward the bound
     return _ratio(abs(value - ref), abs(bound - ref))
 
 
