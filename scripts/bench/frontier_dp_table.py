@@ -8,7 +8,9 @@ ok seeds and its 95% t interval with three or more seeds), then writes OUT_DIR/d
 per dataset x DP generator x ε that ran: seeds ok, F3 ratio, best MIA AUC and DCR share (mean [low, high]),
 the ε spent on the domain and on the fit (from each cell's generate.json), fit seconds, and the reason a
 seed failed. Adds or replaces
-its entry in OUT_DIR/provenance.json, keeping every other table's.
+its entry in OUT_DIR/provenance.json, keeping every other table's. With --merge, the committed rows of
+OUT_DIR/dp_epsilon.csv whose dataset x generator x ε this run does not hold are kept (a run of one
+dataset's cells adds to the other's), and the entry lists the commands of both runs.
 """
 
 from __future__ import annotations
@@ -62,8 +64,30 @@ def table(summary: pd.DataFrame, study_dir: Path) -> list[dict]:
         row["fit s"] = _fmt(r.get("fit_seconds_mean"), 0)
         row["failed seeds"] = _reason(study_dir, r["dataset"], r["synthesizer"]) if r["n_ok"] < r["n_seeds"] else ""
         rows.append(row)
-    order = {"mst": 0, "aim": 1, "privbayes": 2}
-    return sorted(rows, key=lambda x: (x["dataset"], order[x["generator"]], float(x["ε"] or 0)))
+    return sorted(rows, key=_order)
+
+
+def _key(row: dict) -> tuple[str, str, float]:
+    return row["dataset"], row["generator"], float(row["ε"] or 0)
+
+
+def _order(row: dict) -> tuple:
+    return row["dataset"], {"mst": 0, "aim": 1, "privbayes": 2}[row["generator"]], float(row["ε"] or 0)
+
+
+def merged(rows: list[dict], path: Path) -> tuple[list[dict], list[dict]]:
+    """(all rows in table order, the committed rows kept): this run's rows plus the rows of the committed
+    table at `path` whose dataset x generator x ε this run does not hold."""
+    if not path.is_file():
+        raise SystemExit(f"--merge: {path} does not exist (nothing to merge with)")
+    with path.open(newline="") as fh:
+        old = list(csv.DictReader(fh))
+    if old and list(old[0]) != list(rows[0]):
+        raise SystemExit(f"--merge: {path} has columns {list(old[0])}, this run {list(rows[0])}; "
+                         "regenerate the whole table instead")
+    ran = {_key(r) for r in rows}
+    kept = [r for r in old if _key(r) not in ran]
+    return sorted(kept + rows, key=_order), kept
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("out_dir", type=Path)
     ap.add_argument("--command", default=None, help="the command that ran the cells")
     ap.add_argument("--machine", default="2 cores shared by several jobs, no GPU")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the committed rows of dataset x generator x ε this run does not hold")
     a = ap.parse_args(argv)
     results = load_results(a.study_dir)
     cells = [read_cell(results.name, p.parent.parent.name, int(p.parent.name[4:]), p)
@@ -81,23 +107,37 @@ def main(argv: list[str] | None = None) -> int:
     if not rows:
         raise SystemExit(f"{a.study_dir}: no DP cells (mst/aim/privbayes_eps*) in leaderboard_summary.csv")
     a.out_dir.mkdir(parents=True, exist_ok=True)
+    prov_path = a.out_dir / "provenance.json"
+    doc = json.loads(prov_path.read_text()) if prov_path.is_file() else {"study": a.out_dir.name, "tables": []}
+    old_entry = next((t for t in doc["tables"] if t.get("file") == FILE), None)
+    kept: list[dict] = []
+    if a.merge:
+        if old_entry is None:
+            raise SystemExit(f"--merge: {prov_path} has no entry for {FILE} (nothing to merge with)")
+        rows, kept = merged(rows, a.out_dir / FILE)
     with (a.out_dir / FILE).open("w", newline="") as fh:
         w = csv.DictWriter(fh, list(rows[0]), lineterminator="\n")
         w.writeheader()
         w.writerows(rows)
+    run = (f"`{a.command or 'holdbench run frontier'}`")
+    source = f"the study's leaderboard_summary.csv (holdbench's aggregate over seeds) of the DP cells run by {run}"
+    commits = []
+    if kept:  # the committed rows keep their runs' commands, commits and dates
+        source = f"{old_entry['source']}; and by {run}"
+        commits = [c for c in str(old_entry.get("run_commit") or "").split(", ") if c]
     statuses = [json.loads(p.read_text()) for p in a.study_dir.glob("*/seed*/*/status.json")
                 if DP.match(p.parent.name)]
-    commits = sorted({str(s.get("git_commit"))[:7] for s in statuses if s.get("git_commit")})
+    commits = list(dict.fromkeys(commits + sorted({str(s.get("git_commit"))[:7] for s in statuses
+                                                   if s.get("git_commit")})))
     written = max(p.stat().st_mtime for p in a.study_dir.glob("*/seed*/*/status.json") if DP.match(p.parent.name))
     day = datetime.fromtimestamp(written, timezone.utc).strftime("%Y-%m-%d")
+    if kept:  # the latest of the runs, as export_results.py --merge dates a merged table
+        day = max(str(old_entry.get("run_date") or ""), day)
     entry = {"file": FILE, "title": "DP generators by ε: means and 95% t intervals over the seeds",
-             "command": f"python scripts/bench/frontier_dp_table.py {a.study_dir} {a.out_dir}",
-             "run_commit": ", ".join(commits) or None, "run_date": day, "machine": a.machine, "date": day,
-             "source": ("the study's leaderboard_summary.csv (holdbench's aggregate over seeds) of the DP cells run by "
-                        f"`{a.command or 'holdbench run frontier'}`"),
-             "group_by": "dataset"}
-    prov_path = a.out_dir / "provenance.json"
-    doc = json.loads(prov_path.read_text()) if prov_path.is_file() else {"study": a.out_dir.name, "tables": []}
+             "command": f"python scripts/bench/frontier_dp_table.py {a.study_dir} {a.out_dir}"
+                        + (" --merge" if a.merge else ""),
+             "run_commit": ", ".join(commits) or None, "run_date": day, "machine": a.machine,
+             "date": day, "source": source, "group_by": "dataset"}
     doc["tables"] = [t for t in doc["tables"] if t.get("file") != FILE] + [entry]
     prov_path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     print(f"{a.out_dir / FILE}: {len(rows)} rows")

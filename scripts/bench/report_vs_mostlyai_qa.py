@@ -4,7 +4,7 @@ Each tool runs in its own child process, one after the other, both on one thread
 holdbench `--n-jobs 1`, mostlyai-qa under joblib `n_jobs=1`), from reading the CSV files to writing its
 HTML report:
 
-  holdbench    `python -m holdbench.benchmark.cli report --train T --holdout H --synthetic S --out DIR`
+  holdbench    `holdbench report --train T --holdout H --synthetic S --out DIR --n-jobs 1` (its console script)
   mostlyai-qa  its plug-in worker (metrics/plugins/mostlyai_qa/worker.py) in .venv-mostlyai_qa:
                `qa.report(syn_tgt_data=S, trn_tgt_data=T, hol_tgt_data=H)` with its defaults (all rows)
 
