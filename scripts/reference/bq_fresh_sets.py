@@ -35,7 +35,10 @@ FIELDS = ["table", "synthesizer", "fit seed", "rows", "fresh sets", "fresh ratio
           "check sets, 95% CI", "m", "K", "k_range", "kept parameters", "evaluations", "fit CPU s", "fit wall s"]
 
 
-def fresh_ratios(synth, train, schema, n_sets: int, first_seed: int = 90_000) -> np.ndarray:
+FIRST_SEED = 90_000  # the first fresh set's sample seed; set i draws with FIRST_SEED + i
+
+
+def fresh_ratios(synth, train, schema, n_sets: int, first_seed: int = FIRST_SEED) -> np.ndarray:
     from holdbench.metrics.pmse import pmse_ratio
 
     return np.array([pmse_ratio(train, synth.sample(len(train), first_seed + i), schema.kinds, degree=3,
@@ -56,6 +59,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--fresh", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--save-set", type=Path, metavar="DIR",
+                    help="also write each fit's first fresh set to DIR/<table>_<synth>_K<low>-<high>.csv.gz "
+                         "(for `holdbench evaluate` or `holdbench report` against the table's holdout)")
     args = ap.parse_args(argv)
     tables = [("sk-proxy", SK_PROXY["dataset"], SK_PROXY["columns"], SK_PROXY["rows"])] if args.table else []
     tables += [(d, d, None, None) for d in args.datasets]
@@ -71,6 +77,10 @@ def main(argv: list[str] | None = None) -> None:
             synth.fit(train, FitContext(schema, args.seed, dataset))
             cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
             r = fresh_ratios(synth, train, schema, args.fresh)
+            if args.save_set is not None:
+                tag = f"_K{synth.k_range[0]}-{synth.k_range[1]}" if bq else ""
+                args.save_set.mkdir(parents=True, exist_ok=True)
+                synth.sample(len(train), FIRST_SEED).to_csv(args.save_set / f"{label}_{name}{tag}.csv.gz", index=False)
             sd = float(r.std(ddof=1))
             half = float(stats.t.ppf(0.975, len(r) - 1) * sd / np.sqrt(len(r)))
             row = dict.fromkeys(FIELDS, "")
