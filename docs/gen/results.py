@@ -378,7 +378,8 @@ PROSE = {
         "dimensions for the budget's 25 evaluations. bq_mnl was not run on adult."),
     ("bale_quick", "fresh_sets_privacy.csv"): (
         "The first fresh set of fits above, judged by `holdbench report` against their table's T and H. On adult "
-        "bq_cart at the default budget passes Bale & Quick's legal criteria and fails the accuracy gate. On "
+        "bq_cart at the default budget passes Bale & Quick's legal criteria and fails the accuracy gate, while R "
+        "synthpop's CART, nearer the window, fails the criteria. On "
         "online-shoppers, bq_cart at the default k_range passes the criteria too and keeps the DCR share near one half, "
         "but fails the accuracy gate; searched up to K = 1600 it passes the criteria against leave-one-out T and "
         "misses them against H by a hair (its DCR 5th percentile a fraction below H's); searched up to K = 3200, "
