@@ -38,11 +38,19 @@ FIELDS = ["table", "synthesizer", "fit seed", "rows", "fresh sets", "fresh ratio
 FIRST_SEED = 90_000  # the first fresh set's sample seed; set i draws with FIRST_SEED + i
 
 
-def fresh_ratios(synth, train, schema, n_sets: int, first_seed: int = FIRST_SEED) -> np.ndarray:
+def fresh_ratios(synth, train, schema, n_sets: int, first_seed: int = FIRST_SEED,
+                 save_first: Path | None = None) -> np.ndarray:
+    """The B&Q-form pMSE ratio of n_sets fresh sets; save_first: write the first set there (CSV) as it is drawn."""
     from holdbench.metrics.pmse import pmse_ratio
 
-    return np.array([pmse_ratio(train, synth.sample(len(train), first_seed + i), schema.kinds, degree=3,
-                                seed=i).ratio_bq for i in range(n_sets)])
+    ratios = []
+    for i in range(n_sets):
+        synthetic = synth.sample(len(train), first_seed + i)
+        if i == 0 and save_first is not None:
+            save_first.parent.mkdir(parents=True, exist_ok=True)
+            synthetic.to_csv(save_first, index=False)
+        ratios.append(pmse_ratio(train, synthetic, schema.kinds, degree=3, seed=i).ratio_bq)
+    return np.array(ratios)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -76,11 +84,9 @@ def main(argv: list[str] | None = None) -> None:
             wall, cpu = time.perf_counter(), time.process_time()
             synth.fit(train, FitContext(schema, args.seed, dataset))
             cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-            r = fresh_ratios(synth, train, schema, args.fresh)
-            if args.save_set is not None:
-                tag = f"_K{synth.k_range[0]}-{synth.k_range[1]}" if bq else ""
-                args.save_set.mkdir(parents=True, exist_ok=True)
-                synth.sample(len(train), FIRST_SEED).to_csv(args.save_set / f"{label}_{name}{tag}.csv.gz", index=False)
+            tag = f"_K{synth.k_range[0]}-{synth.k_range[1]}" if bq else ""
+            save = None if args.save_set is None else args.save_set / f"{label}_{name}{tag}.csv.gz"
+            r = fresh_ratios(synth, train, schema, args.fresh, save_first=save)
             sd = float(r.std(ddof=1))
             half = float(stats.t.ppf(0.975, len(r) - 1) * sd / np.sqrt(len(r)))
             row = dict.fromkeys(FIELDS, "")
