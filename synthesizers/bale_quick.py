@@ -580,7 +580,7 @@ class BQMNL(_BaleQuick):
                  visit_order=None, init_points=5, n_iter=20, optimizer_seeds=1, m=10, tuning_rows=None,
                  max_tuning_seconds=14400, pmse_degree=3, pmse_max_design_mb=None, xi=0.01, clip=True,
                  disclosure_reduction=False, disclosure_bound=3.0, disclosure_delta=None,
-                 disclosure_max_rounds=50, point_mass_share=0.5, k_step=10, c_grid=9, pmse_form="bale_quick",
+                 disclosure_max_rounds=50, point_mass_share=0.5, k_step=10, c_grid=17, pmse_form="bale_quick",
                  fresh_seeds=True, rescore_top=5, rescore_sets=10, gp_noise="white", check_sets=10) -> None:
         lo, hi = _range("c_range", c_range, float, 0.0)
         if lo <= 0:

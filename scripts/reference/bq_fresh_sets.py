@@ -7,8 +7,9 @@ R's synthpop CART at its defaults), the synthesizer is fitted on T (seed `--seed
 is scored against T in Bale & Quick's pMSE form (degree 3): the mean with a 95% t-interval over the
 sets, the SD of one set's ratio, the share of sets in [0.9, 1.15]. For bq_* also the kept
 parameters, the fit's own check sets (`info()`: scored after the choice, on seeds of their own)
-and where K sits in `k_range`; fit CPU and wall seconds. One CSV row per fit is appended to
-`--out` (header written when the file is new), so one fit at a time can be run and collected.
+and where K sits in `k_range`, for bq_mnl the number of points of its C grid; fit CPU and wall
+seconds. One CSV row per fit is appended to `--out` (header written when the file is new; a file of
+other columns is refused), so one fit at a time can be run and collected.
 
     OMP_NUM_THREADS=1 nice -n 10 python scripts/reference/bq_fresh_sets.py --datasets online-shoppers \
         --synths bq_cart --out results/published/bale_quick/fresh_sets.csv
@@ -32,7 +33,7 @@ from bq_objective_noise import SK_PROXY, load_table
 
 FIELDS = ["table", "synthesizer", "fit seed", "rows", "fresh sets", "fresh ratio, mean", "fresh ratio, 95% CI low",
           "fresh ratio, 95% CI high", "fresh ratio, set SD", "sets in [0.9, 1.15]", "check sets, mean",
-          "check sets, 95% CI", "m", "K", "k_range", "kept parameters", "evaluations", "fit CPU s", "fit wall s"]
+          "check sets, 95% CI", "m", "K", "k_range", "C grid", "kept parameters", "evaluations", "fit CPU s", "fit wall s"]
 
 
 FIRST_SEED = 90_000  # the first fresh set's sample seed; set i draws with FIRST_SEED + i
@@ -51,6 +52,17 @@ def fresh_ratios(synth, train, schema, n_sets: int, first_seed: int = FIRST_SEED
             synthetic.to_csv(save_first, index=False)
         ratios.append(pmse_ratio(train, synthetic, schema.kinds, degree=3, seed=i).ratio_bq)
     return np.array(ratios)
+
+
+def check_out(out: Path | None) -> None:
+    """Refuse, before any fit, an --out file whose header is not this script's columns (rows would not line up)."""
+    if out is None or not out.exists():
+        return
+    with out.open(newline="") as fh:
+        header = next(csv.reader(fh), [])
+    if header != FIELDS:
+        raise SystemExit(f"bq_fresh_sets: {out} has columns {header}, this script writes {FIELDS}; "
+                         "write to a new file")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -75,6 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     tables += [(d, d, None, None) for d in args.datasets]
     if not tables:
         raise SystemExit("bq_fresh_sets: name --datasets or --table")
+    check_out(args.out)
     for label, dataset, columns, rows in tables:
         train, schema = load_table(dataset, columns, rows)  # the table's sample is seed 0's; --seed is the fit's
         for name in args.synths:
@@ -101,6 +114,7 @@ def main(argv: list[str] | None = None) -> None:
                 info = synth.info()
                 params = info["best_params"]
                 row.update({"m": synth.m, "K": params.get("K", ""), "k_range": f"[{synth.k_range[0]}, {synth.k_range[1]}]",
+                            "C grid": getattr(synth, "c_grid", None) or "",
                             "kept parameters": json.dumps({k: (round(v, 4) if isinstance(v, float) else v)
                                                            for k, v in params.items() if k != "K"}),
                             "evaluations": info["n_distinct_evaluations"]})

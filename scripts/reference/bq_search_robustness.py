@@ -37,6 +37,9 @@ VARIANTS = {
     "fresh_m5_white": [*OLD, "m=5", "fresh_seeds=true", "gp_noise=white"],
     "crn_m3_rescore10x10": [*OLD, "rescore_top=10", "rescore_sets=10"],
     "new": [],
+    # bq_mnl's grid of C before the default became 17 points (the same c_range), alone and re-scored on 20 sets
+    "mnl_grid9": ["c_grid=9"],
+    "mnl_grid9_rescore20": ["c_grid=9", "rescore_sets=20"],
 }
 
 
