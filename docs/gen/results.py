@@ -428,9 +428,10 @@ PROSE = {
         "current configuration's, and the table of references below the other rows over the same three seeds."),
     ("frontier", "references.csv"): (
         "The rows the DP generators are read against, over the same three seeds and splits as the DP table: "
-        "R synthpop's CART and `cart`, gaussian_copula, the flips and the holdout, each the mean over its ok "
-        "seeds with a 95% t interval. The forest generators are not here: three seeds of their adult fits do not "
-        "fit a 2-core budget, so their only rows are the one-seed rows of the first table."),
+        "R synthpop's CART and `cart`, arf, gaussian_copula, the flips and the holdout, each the mean over its ok "
+        "seeds with a 95% t interval; each seed-0 cell equals its row in the first table. ForestDiffusion "
+        "(forest_flow, forest_vp) is not here: three seeds of its adult fits do not fit a 2-core budget, so its "
+        "only rows are the one-seed rows of the first table."),
     ("frontier", "dp_epsilon.csv"): (
         "MST, AIM and PrivBayes in their current configuration, the categorical levels declared public (the "
         "datasets' configs). On online-shoppers the F3 ratio falls as ε grows for all three, most steeply from "
