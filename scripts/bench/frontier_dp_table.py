@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
 import math
 import re
@@ -52,10 +53,12 @@ def _reason(study_dir: Path, dataset: str, synth: str) -> str:
     return ""
 
 
-def _line_up() -> list[str]:
+@functools.cache
+def _line_up() -> tuple[str, ...]:
+    """The study config's synthesizer order, read once (every reference row's sort key asks for it)."""
     import yaml
 
-    return [str(s) for s in yaml.safe_load(STUDY_CONFIG.read_text())["synthesizers"]]
+    return tuple(str(s) for s in yaml.safe_load(STUDY_CONFIG.read_text())["synthesizers"])
 
 
 def table(summary: pd.DataFrame, study_dir: Path, references: bool = False) -> list[dict]:
@@ -122,14 +125,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--references", action="store_true",
                     help=f"tabulate the run's other cells (not DP) into {REFERENCES} instead")
     a = ap.parse_args(argv)
-    file = REFERENCES if a.references else FILE
+    file, kind = (REFERENCES, "non-DP") if a.references else (FILE, "DP")
     ours = (lambda name: not DP.match(name)) if a.references else (lambda name: bool(DP.match(name)))
     results = load_results(a.study_dir)
     cells = [read_cell(results.name, p.parent.parent.name, int(p.parent.name[4:]), p)
              for p in sorted(a.study_dir.glob("*/seed*/*")) if p.is_dir() and ours(p.name)]
     if not cells:
-        kind = "non-DP" if a.references else "DP (mst/aim/privbayes_eps*)"
-        raise SystemExit(f"{a.study_dir}: no {kind} cells")
+        raise SystemExit(f"{a.study_dir}: no {kind} cells" + ("" if a.references else " (mst/aim/privbayes_eps*)"))
     summary = aggregate(cells_table(cells), results.specs)
     rows = table(summary, a.study_dir, a.references)
     a.out_dir.mkdir(parents=True, exist_ok=True)
@@ -146,7 +148,6 @@ def main(argv: list[str] | None = None) -> int:
         w.writeheader()
         w.writerows(rows)
     run = (f"`{a.command or 'holdbench run frontier'}`")
-    kind = "non-DP" if a.references else "DP"
     source = f"holdbench's aggregate over seeds (leaderboard.aggregate) of the {kind} cells run by {run}"
     commits = []
     if kept:  # the committed rows keep their runs' commands, commits and dates
