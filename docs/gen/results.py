@@ -546,7 +546,8 @@ FIGURES = {
               ("privacy_{dataset}.png", "{dataset}: privacy per synthesizer"),
               ("tradeoff.png", "F3 ratio against DCR share, every dataset"),
               ("attacks.png", "The membership-inference attack panel")],
-    "frontier": [("frontier_{dataset}.png", "{dataset}: F3 ratio against best MIA AUC and DCR share")],
+    "frontier": [("frontier_{dataset}.png", "{dataset}: F3 ratio against best MIA AUC and DCR share"),
+                 ("frontier_epsilon_{dataset}.png", "{dataset}: F3 ratio against ε, means over seeds with 95% intervals")],
     "audit": [("audit_{dataset}.png", "{dataset}: configured ε against the audited ε lower bound")],
 }
 
@@ -555,8 +556,11 @@ FIGURE_NOTE = {
              "ε, a ring marks a DP point above it; each generator without an ε has a slot of its own at the right.",
     "paper": "Drawn by `holdbench report paper` from the cells of the run in the first table above (synthpop "
              "skipped there).",
-    "frontier": "Drawn by `holdbench report frontier` from the cells of the run in the table above: "
-                "DP points joined along ε, the holdout and the flips as reference marks.",
+    "frontier": "The first figure of each dataset is drawn by `holdbench report frontier` from the cells of the run in "
+                "the first table above: DP points joined along ε, the holdout and the flips as reference marks. "
+                "The second is drawn by `scripts/bench/frontier_epsilon_figure.py` from the table of DP cells by ε "
+                "and the table of references: each DP generator's F3 ratio against ε with its 95% t interval over "
+                "the seeds, the references as horizontal lines (the holdout's in orange).",
 }
 
 
