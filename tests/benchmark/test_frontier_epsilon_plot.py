@@ -6,6 +6,7 @@ figure, a malformed interval refused with its text, and no figure for a dataset 
 from __future__ import annotations
 
 import importlib.util
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -33,7 +34,7 @@ def _dp() -> pd.DataFrame:
 
 def test_interval_text_is_read_back_and_a_malformed_one_is_named():
     assert interval("[13.775, 23.320]") == (13.775, 23.32)
-    assert all(v != v for v in interval(""))  # empty: NaN, NaN
+    assert all(math.isnan(v) for v in interval(""))  # empty: NaN, NaN
     with pytest.raises(ValueError, match=r"13\.775; 23"):
         interval("[13.775; 23.320]")
 
