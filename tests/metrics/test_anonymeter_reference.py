@@ -19,6 +19,7 @@ the risk, interval, attack and control rates do not depend on it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -135,3 +136,20 @@ def test_bridge_equals_anonymeter_called_directly(tables, tmp_path):
     # the data make every evaluator do something: none of these equalities is 0 == 0
     assert res.anonymeter_singling_uni_attack_rate > 0.3 and res.anonymeter_singling_multi_attack_rate > 0.3
     assert res.anonymeter_linkability_attack_rate > 0.1 and res.anonymeter_inference_attack_rate > 0.5
+
+
+def test_worker_keeps_the_compiled_kernels_and_a_cached_run_gives_the_same_risks(tables, tmp_path, monkeypatch):
+    """The worker lets numba cache anonymeter's two nearest-neighbour kernels on disk (NUMBA_CACHE_DIR here,
+    so the test sees the files): after one run both kernels' index files exist, and a second run that loads
+    them gives every risk, interval and rate of the first to the last digit."""
+    t, h, s = tables
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    family = Anonymeter(n_attacks=30, n_attacks_multi=10, n_cols=3, max_attempts=5_000, n_neighbors=5)
+    data = EvalData(train=t, holdout=h, synthetic=s, kinds=KINDS, target="y", seed=3)
+    first = dataclasses.asdict(family.compute(data))
+    index = sorted(p.name.split("-")[0] for p in (tmp_path / "numba").rglob("*.nbi"))
+    assert index == ["mixed_types_kneighbors._nearest_neighbors", "mixed_types_kneighbors.gower_distance"]
+    second = dataclasses.asdict(family.compute(data))
+    numbers = [k for k in first if k.startswith("anonymeter_") and not k.startswith("seconds_")]
+    assert {k: first[k] for k in numbers} == {k: second[k] for k in numbers}
+    assert first["anonymeter_linkability_attack_rate"] > 0 and first["anonymeter_inference_attack_rate"] > 0
