@@ -153,3 +153,51 @@ def test_worker_keeps_the_compiled_kernels_and_a_cached_run_gives_the_same_risks
     numbers = [k for k in first if k.startswith("anonymeter_") and not k.startswith("seconds_")]
     assert {k: first[k] for k in numbers} == {k: second[k] for k in numbers}
     assert first["anonymeter_linkability_attack_rate"] > 0 and first["anonymeter_inference_attack_rate"] > 0
+
+
+def _awkward(n: int, seed: int) -> pd.DataFrame:
+    """Texts with quotes, missing texts and numbers, an integer column with gaps, rare and frequent values."""
+    rng = np.random.default_rng(seed)
+    name = rng.choice(["O'Brien", 'say "hi"', "plain", "x", "y"], n, p=[0.02, 0.03, 0.55, 0.3, 0.1]).astype(object)
+    name[rng.random(n) < 0.02] = None
+    city = rng.choice([f"c{i}" for i in range(40)], n).astype(object)
+    kids = rng.integers(0, 6, n).astype(float)
+    kids[rng.random(n) < 0.04] = np.nan
+    income = np.round(rng.lognormal(10, 1, n), 0)
+    income[rng.random(n) < 0.03] = np.nan
+    sex = rng.choice(["f", "m"], n)
+    return pd.DataFrame({"name": name, "city": city, "kids": kids, "income": income, "sex": sex,
+                         "age": rng.integers(18, 90, n).astype(float)})
+
+
+@pytest.mark.parametrize(("n_cols", "seed"), [(3, 0), (4, 5), (5, 9)])
+def test_indexed_singling_out_counts_equal_anonymeters_own(tmp_path, n_cols, seed):
+    """Multivariate singling-out with the worker's index (_IndexedCounts) gives anonymeter's own result to
+    the last digit (risk, interval, rates, number of successful queries) on data with quotes in texts,
+    missing texts and numbers, integers with gaps, and both rare and frequent values; and the index is used."""
+    from holdbench.metrics.anonymeter_bridge import WORKER, _encode, run_worker
+
+    kinds = {"name": "categorical", "city": "categorical", "kids": "numeric", "income": "numeric",
+             "sex": "categorical", "age": "numeric"}
+    frames = {"train": _awkward(1500, seed + 1), "control": _awkward(1500, seed + 2),
+              "synthetic": _awkward(9000, seed + 3)}  # three slices of the scan
+    columns = list(kinds)
+    results = {}
+    for indexed in (True, False):
+        work = tmp_path / str(indexed)
+        work.mkdir()
+        for name, df in frames.items():
+            _encode(df, columns, kinds).to_parquet(work / f"{name}.parquet", index=False)
+        config = {"seed": seed, "n_attacks": 50, "n_attacks_multi": 60, "n_cols": n_cols, "max_attempts": 6_000,
+                  "aux_cols": [columns[:3], columns[3:]], "n_neighbors": 5, "secret": None, "regression": False,
+                  "n_jobs": 1, "evaluators": ["singling_multi"], "indexed_counts": indexed}
+        (work / "config.json").write_text(json.dumps(config))
+        payload, _, _ = run_worker(PYTHON, work, 600)
+        results[indexed] = payload["results"]["singling_multi"]
+    assert WORKER.name == "worker.py"
+    fast, own = results[True], results[False]
+    assert fast["indexed_batches"] >= 1 and own["indexed_batches"] is None
+    keys = ("risk", "ci_low", "ci_high", "attack_rate", "baseline_rate", "control_rate", "n_success",
+            "n_baseline", "n_control", "warnings")
+    assert {k: fast[k] for k in keys} == {k: own[k] for k in keys}
+    assert own["n_success"] > 0  # the attack found queries: the equality is not 0 == 0
