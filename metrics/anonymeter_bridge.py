@@ -17,9 +17,10 @@ NaN and `anonymeter_reason` gives the command that installs it (`install_command
 The study setting (the defaults of `Anonymeter`): 200 attacks per evaluator (anonymeter: 500)
 except multivariate singling-out, which gets 100 on 3 columns with at most 200,000 query
 attempts (anonymeter: 500 and 10,000,000): on adult only ~0.2% of random 3-column predicates
-drawn from S single out a record of S, so that attack costs ~0.4 CPU s per 1,000 attempts and
-dominates; with these settings adult with |S| = 50,000 takes under a minute on one core (see
-scripts/bench/bench_anonymeter.py). Linkability: the columns of T split in two halves in T's order
+drawn from S single out a record of S, so that attack needs tens of thousands of attempts (the
+worker counts them from an index, ~0.05 CPU s per 1,000 attempts on a 50,000-row S, where
+anonymeter's own counting takes ~0.3; same results); with these settings the three evaluators take
+about 10 CPU s on adult with |S| = 50,000 (see scripts/bench/bench_anonymeter.py). Linkability: the columns of T split in two halves in T's order
 (the first ceil(p/2) known to the attacker from one source, the rest from the other); a link is
 claimed when the two halves share one of their 10 nearest S records (anonymeter's default of 1
 neighbour never beats its random baseline on adult: 0 links in 500 attacks on synthpop, so the
