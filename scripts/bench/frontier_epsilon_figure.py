@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-from holdbench.benchmark.outputs.plots.frontier_epsilon import FIGURE, draw_epsilon
+from holdbench.benchmark.outputs.plots.frontier_epsilon import FILENAME, draw_epsilon
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     refs = pd.read_csv(ref_path, dtype=str, keep_default_na=False) if ref_path.is_file() else pd.DataFrame()
     images.mkdir(parents=True, exist_ok=True)
     for dataset in dict.fromkeys(dp["dataset"]):
-        path = draw_epsilon(dp, refs, dataset, images / FIGURE.format(dataset=dataset))
+        path = draw_epsilon(dp, refs, dataset, images / FILENAME.format(dataset=dataset))
         print(path if path else f"{dataset}: no DP row with an F3 ratio, no figure")
     return 0
 

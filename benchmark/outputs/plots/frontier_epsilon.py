@@ -19,7 +19,8 @@ import pandas as pd
 
 from holdbench.benchmark.outputs.plots._base import REF_COLOR, REFERENCE_NAME, new_figure, save
 
-FIGURE = "frontier_epsilon_{dataset}.png"
+FILENAME = "frontier_epsilon_{dataset}.png"
+"""Not a study figure module (no FIGURE): drawn by scripts/bench/frontier_epsilon_figure.py from committed tables."""
 #: the reference rows drawn as lines, when the table holds them (the rest would crowd the figure)
 REFERENCES = ("holdout", "synthpop", "cart", "arf", "gaussian_copula", "flip50", "flip90")
 GENERATORS = {"mst": "tab:blue", "aim": "tab:green", "privbayes": "tab:purple"}
