@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bq_objective_noise import load_table  # noqa: E402
+from bq_objective_noise import load_table
 
 C_TOP, GRID, EPOCHS, LONG = 3.0, 17, 10, 300
 
