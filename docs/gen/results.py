@@ -452,14 +452,17 @@ PROSE = {
         "(forest_flow, forest_vp) is not here: three seeds of its adult fits do not fit a 2-core budget, so its "
         "only rows are the one-seed rows of the first table."),
     ("frontier", "dp_epsilon.csv"): (
-        "MST, AIM and PrivBayes in their current configuration, the categorical levels declared public (the "
-        "datasets' configs). On online-shoppers the F3 ratio falls as ε grows for all three, most steeply from "
-        "ε 0.1 to 1. On adult it falls from ε 1 to 10 for AIM and PrivBayes (AIM's intervals at ε 0.1 and 1 "
-        "overlap), while MST's stops falling after ε 1: MST with its noise made negligible (the `mst` row at "
+        "MST, AIM and PrivBayes in their current configuration at the study config's five levels of ε, the "
+        "categorical levels declared public (the datasets' configs). On online-shoppers the F3 ratio falls "
+        "steeply for all three from ε 0.1 to 1; above ε 1 PrivBayes keeps improving while MST levels off and "
+        "AIM's intervals overlap. On adult PrivBayes's mean falls at every step of ε (neighbouring intervals "
+        "overlap below ε 3), AIM stays level within its intervals up to ε 3 and improves at ε 10, and MST "
+        "improves from ε 0.1 to 0.3 and then stays level: MST with its noise made negligible (the `mst` row at "
         "ε 1000 of the binning table on this page) scores the same, and the domain step alone at ε 10 (its "
         "`domain` rows) scores below 1, so on adult the limit is MST's model, a tree of 2-way marginals, not the "
-        "budget or the binning. The attack panel's best AUC stays near one half at every ε. *ε domain* is the share spent on "
-        "the numeric columns' ranges and bins; the rest goes to the fit."),
+        "budget or the binning. The attack panel's best AUC stays near one half at every ε. *ε domain* is the "
+        "share spent on the numeric columns' ranges and bins; the rest goes to the fit. The second figure of "
+        "each dataset below draws this table beside the references."),
     ("frontier", "fresh_rows.csv"): (
         "R's synthpop on the study's seeds and their splits, run after the study above (where it was skipped); "
         "its values are means over the seeds its status counts. It lands beside `cart` on the fidelity–privacy "
@@ -569,8 +572,10 @@ FIGURE_NOTE = {
              "ε, a ring marks a DP point above it; each generator without an ε has a slot of its own at the right.",
     "paper": "Drawn by `holdbench report paper` from the cells of the run in the first table above (synthpop "
              "skipped there).",
-    "frontier": "The first figure of each dataset is drawn by `holdbench report frontier` from the cells of the run in "
-                "the first table above: DP points joined along ε, the holdout and the flips as reference marks. "
+    "frontier": "The first figure of each dataset is drawn by `holdbench report frontier` from the cells of the "
+                "three-seed run behind the table of DP cells by ε and the table of references (means over seeds; "
+                "the forest generators, run on one seed only, are not in it): DP points joined along ε, the holdout "
+                "and the flips as reference marks. "
                 "The second is drawn by `scripts/bench/frontier_epsilon_figure.py` from the table of DP cells by ε "
                 "and the table of references: each DP generator's F3 ratio against ε with its 95% t interval over "
                 "the seeds, the references as horizontal lines (the holdout's in orange).",
