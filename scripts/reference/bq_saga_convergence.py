@@ -15,7 +15,10 @@ standardised, point masses as 0/1 steps, the steps in T's order), on the design 
                 L1), a yardstick of what a converged logit on these features reaches on T.
 
 with the design's largest squared row norm (saga's step size is inversely proportional to it) and
-whether saga met its tolerance. Seeds fixed (the fits' random_state 0; the paper's T, no sampling).
+whether saga met its tolerance. C's grid, the epochs, saga's tolerance, the polynomial degree and the
+point-mass share are BQMNL's defaults, read from the class. Seeds fixed: the fits' random_state 0, and the
+standardised values of point-mass rows drawn with seed 0 (a fit of seed s derives its own); the paper's T,
+no sampling.
 Prints one line per step; --out writes the same as CSV.
 """
 
@@ -33,7 +36,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bq_objective_noise import load_table
 
-C_TOP, GRID, EPOCHS, LONG = 3.0, 17, 10, 300
+LONG = 300
+"""Epochs of the long saga fit."""
 
 
 def _loss(y, proba, n_levels: int) -> float:
@@ -47,12 +51,15 @@ def rows(dataset: str, columns: list[str] | None) -> list[dict]:
     from threadpoolctl import threadpool_limits
 
     from holdbench.synthesizers._bq_models import MNLPath, _fit_logit, _saga, encode
+    from holdbench.synthesizers.bale_quick import BQMNL
 
+    defaults = BQMNL()
+    grid, c_top, fit = defaults._c_points, defaults._c_points[-1], {
+        "degree": defaults.poly_degree, "max_iter": defaults.max_iter, "tol": defaults.tol}
     train, schema = load_table(dataset, None, None)
     cats = [c.name for c in schema.columns if c.model_kind == "categorical"]
-    enc = encode(train, schema.model_kinds, schema.dtypes, cats, 0.5, 0)
+    enc = encode(train, schema.model_kinds, schema.dtypes, cats, defaults.point_mass_share, 0)
     design, p = enc.design, len(enc.numeric)
-    grid = np.unique(np.geomspace(0.001, C_TOP, GRID))
     labels = [s.label for s in enc.steps]
     unknown = sorted(set(columns or []) - set(labels))
     if unknown:
@@ -66,15 +73,15 @@ def rows(dataset: str, columns: list[str] | None) -> list[dict]:
             start = time.process_time()
             y, k = step.codes, step.n_levels
             x = design[:, :p + j]
-            path = MNLPath(x, y, grid, 0, degree=3, max_iter=EPOCHS, tol=1e-4).at(len(grid) - 1)
+            path = MNLPath(x, y, grid, 0, **fit).at(len(grid) - 1)
             feats = path.features.transform(x)
             marginal = np.bincount(y, minlength=k) / len(y)
-            cold = _saga(C_TOP, 0, LONG, 1e-4)
+            cold = _saga(c_top, 0, LONG, fit["tol"])
             converged = _fit_logit(cold, feats, y)
             clipped = x.copy()
             clipped[:, :p] = np.clip(clipped[:, :p], -3.0, 3.0)
-            clip = MNLPath(clipped, y, grid, 0, degree=3, max_iter=EPOCHS, tol=1e-4).at(len(grid) - 1)
-            l2 = LogisticRegression(C=C_TOP, max_iter=5000).fit(feats, y)
+            clip = MNLPath(clipped, y, grid, 0, **fit).at(len(grid) - 1)
+            l2 = LogisticRegression(C=c_top, max_iter=5000).fit(feats, y)
             row = {"dataset": dataset, "step": step.label, "levels": k, "terms": feats.shape[1],
                    "max row norm2": f"{float((feats ** 2).sum(axis=1).max()):.3g}",
                    "marginal": _loss(y, np.tile(marginal, (len(y), 1)), k),

@@ -70,13 +70,13 @@ def draw_epsilon(dp: pd.DataFrame, refs: pd.DataFrame, dataset: str, path: Path)
         err = np.where(np.isfinite(err), np.clip(err, 0, None), 0.0)
         ax.errorbar(x, y, yerr=err, marker="o", markersize=4.5, linewidth=1.3, capsize=3, label=gen, zorder=3,
                     color=GENERATORS.get(gen, f"C{4 + k}"))
-    ref_rows = refs[refs["dataset"] == dataset] if not refs.empty else refs
+    mine = refs[refs["dataset"] == dataset] if not refs.empty else refs
+    f3_of = {} if mine.empty else dict(zip(mine["synthesizer"], mine["F3 ratio"]))
     labelled = []
     for name in REFERENCES:
-        row = ref_rows[ref_rows["synthesizer"] == name] if not ref_rows.empty else ref_rows
-        if row.empty or not str(row["F3 ratio"].iloc[0]).strip():
+        if not str(f3_of.get(name, "")).strip():
             continue
-        value = float(row["F3 ratio"].iloc[0])
+        value = float(f3_of[name])
         holdout = name == REFERENCE_NAME
         ax.axhline(value, color=REF_COLOR if holdout else "0.6", linestyle="-" if holdout else ":",
                    linewidth=1.0, zorder=1)

@@ -29,6 +29,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -68,7 +69,7 @@ def _stable_polars(pl) -> None:
     pl.DataFrame.group_by, pl.Series.unique = stable_group_by, stable_unique
 
 
-def _cache_compiled() -> list:
+def _cache_compiled() -> None:
     """Let numba keep the machine code of anonymeter's nearest-neighbour kernels between runs.
 
     Linkability and inference search with two numba-compiled functions (Gower distance, brute-force
@@ -76,18 +77,15 @@ def _cache_compiled() -> list:
     search itself costs on a 50,000-row S. numba's own on-disk cache (`Dispatcher.enable_caching`, the
     same as `@jit(cache=True)`: beside the module when writable, else the user's cache folder, rebuilt
     when the source changes) turns the second and later runs into a load. The kernels and their results
-    are unchanged: the cache stores what the compiler would build. Returns the names made cached."""
+    are unchanged: the cache stores what the compiler would build."""
     try:
         import anonymeter.neighbors.mixed_types_kneighbors as kneighbors
         from numba.core.registry import CPUDispatcher
     except ImportError:  # another anonymeter layout: it compiles as before
-        return []
-    names = []
-    for name, obj in sorted(vars(kneighbors).items()):
+        return
+    for obj in vars(kneighbors).values():
         if isinstance(obj, CPUDispatcher):
             obj.enable_caching()
-            names.append(name)
-    return names
 
 
 class _Pending:
@@ -109,6 +107,17 @@ class _Pending:
 
     def __getattr__(self, name: str):
         return getattr(self.expr(), name)
+
+
+class _Column(NamedTuple):
+    """One column of S as _IndexedCounts searches it."""
+
+    kind: str  # "text" or "number"
+    values: np.ndarray  # text: level codes (-1 missing); number: the values (NaN missing)
+    nulls: np.ndarray  # the missing-value mask
+    rows_of: dict | None  # text: level -> sorted row ids
+    code: dict | None  # text: level -> code
+    null_rows: np.ndarray  # row ids of the missing values
 
 
 class _IndexedCounts:
@@ -193,7 +202,7 @@ class _IndexedCounts:
         return self.count(df=df, queries=[q.expr() if isinstance(q, _Pending) else q for q in queries])
 
     def _index_of(self, df):
-        """{col: (kind, values, null mask, {key: sorted row ids})} of df, or None when a column is not indexable."""
+        """{col: _Column} of df, or None when a column is not indexable."""
         pl = self.singling.pl
         index = {}
         for col in df.columns:
@@ -208,13 +217,13 @@ class _IndexedCounts:
                 order = np.argsort(codes, kind="stable")
                 bounds = np.searchsorted(codes[order], np.arange(-1, len(keys) + 1))
                 rows = {v: order[bounds[i + 1]:bounds[i + 2]] for v, i in code.items()}
-                index[col] = ("text", codes, nulls, rows, code, null_rows)
+                index[col] = _Column("text", codes, nulls, rows, code, null_rows)
             elif s.dtype.is_numeric() and s.dtype != pl.Boolean:
                 if s.dtype.is_float() and bool(s.is_nan().fill_null(False).any()):
                     return None  # NaN that polars does not treat as missing: leave it to anonymeter
                 # NaN where missing (an integer column with gaps comes out as floats), so no comparison holds there
                 values = s.cast(pl.Float64).to_numpy() if s.dtype.is_float() or len(null_rows) else s.to_numpy()
-                index[col] = ("number", values, nulls, None, None, null_rows)
+                index[col] = _Column("number", values, nulls, None, None, null_rows)
             else:
                 return None
         return index
@@ -227,13 +236,13 @@ class _IndexedCounts:
         second match. A missing number is NaN here and satisfies no comparison, as in polars."""
         index, best = self.index, None
         for j, (kind, col, val) in enumerate(conditions):
-            kind_of_col, _, _, rows_of, _, null_rows = index[col]
+            column = index[col]
             if kind == "null":
-                rows = null_rows
+                rows = column.null_rows
             elif kind == "eq":
-                if kind_of_col != "text":  # text compared with a numeric column: anonymeter's own code decides
+                if column.kind != "text":  # text compared with a numeric column: anonymeter's own code decides
                     raise _NotIndexed
-                rows = rows_of.get(val, _NONE)
+                rows = column.rows_of.get(val, _NONE)
             else:
                 continue
             if best is None or len(rows) < len(best[1]):
@@ -258,19 +267,18 @@ class _IndexedCounts:
         return found
 
     def _part(self, kind: str, col: str, val, rows):
-        """One condition's boolean mask over `rows` (row ids or a slice) of S; never a kept mask itself."""
-        kind_of_col, values, nulls, _, code, _ = self.index[col]
+        """One condition's boolean mask over `rows` (row ids or a slice) of S; never a kept mask itself. `_one`
+        has checked that every `==` is on a text column."""
+        column = self.index[col]
         if kind == "null":
-            return nulls[rows]
+            return column.nulls[rows]
         if kind == "eq":
-            if kind_of_col != "text":
-                raise _NotIndexed
             if isinstance(rows, slice):
                 return self._text_mask(col, val)[rows]
-            return values[rows] == code.get(val, -2)  # -2: a text no row holds
-        if kind_of_col != "number":
+            return column.values[rows] == column.code.get(val, -2)  # -2: a text no row holds
+        if column.kind != "number":
             raise _NotIndexed
-        values = values[rows]
+        values = column.values[rows]
         return (values >= val) if kind == "ge" else (values <= val)
 
     def _text_mask(self, col: str, val: str):
@@ -278,8 +286,8 @@ class _IndexedCounts:
         key = (col, val)
         mask = self.masks.get(key)
         if mask is None:
-            _, codes, _, _, code, _ = self.index[col]
-            mask = codes == code.get(val, -2)
+            column = self.index[col]
+            mask = column.values == column.code.get(val, -2)
             self.masks[key] = mask
         return mask
 
@@ -393,13 +401,13 @@ def main(argv: list) -> int:
         return MISSING_EXIT
     modules = {"singling": singling, "linkability": linkability, "inference": inference}
     _stable_polars(singling.pl)  # polars, reached through anonymeter's own import
-    cached = _cache_compiled()
+    _cache_compiled()
     frames = {k: pd.read_parquet(workdir / f"{k}.parquet") for k in ("train", "control", "synthetic")}
     results = {name: _run_one(name, cfg, frames, modules) for name in cfg["evaluators"]}
     from importlib.metadata import version
 
     payload = {"anonymeter_version": version("anonymeter"), "numpy_version": np.__version__,
-               "numba_cached": cached, "results": results}
+               "results": results}
     (workdir / "result.json").write_text(json.dumps(payload, indent=1, sort_keys=True))
     return 0
 
