@@ -351,8 +351,9 @@ def test_mnl_optimiser_searches_log_c(train, fit_ctx):
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # 5 epochs: by design
 def test_mnl_path_is_sklearn_warm_started_path_in_any_request_order():
-    """MNLPath's point i is sklearn's saga warm-started along the grid from its first point,
-    whether the points are asked for in order or the last one first."""
+    """MNLPath's point i is sklearn's saga warm-started along the grid from the null model
+    (zero coefficients, the marginal's intercepts), whether the points are asked for in order
+    or the last one first."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import PolynomialFeatures, StandardScaler
@@ -366,6 +367,8 @@ def test_mnl_path_is_sklearn_warm_started_path_in_any_request_order():
     features = make_pipeline(StandardScaler(), PolynomialFeatures(2, include_bias=False), StandardScaler())
     xt = features.fit_transform(x)
     ref = LogisticRegression(l1_ratio=1.0, solver="saga", max_iter=5, tol=1e-4, random_state=7, warm_start=True)
+    share = np.array([np.mean(y == k) for k in range(3)])  # three classes: softmax intercepts
+    ref.coef_, ref.intercept_ = np.zeros((3, xt.shape[1])), np.log(share) - np.log(share).mean()
     expected = []
     for c in cs:
         ref.set_params(C=c)
@@ -383,6 +386,36 @@ def test_mnl_path_is_sklearn_warm_started_path_in_any_request_order():
         last_first.at(3)
     with pytest.raises(ValueError, match="ascending"):
         MNLPath(x, y, cs[::-1], 7, degree=2, max_iter=5, tol=1e-4)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # 10 epochs: by design
+@pytest.mark.parametrize("levels", [2, 3])
+def test_mnl_steps_start_from_the_marginal_not_from_uniform(levels):
+    """On a heavy-tailed numeric cubed (saga's step size shrinks with the largest squared row
+    norm) and a skewed column, 10 saga epochs from zero intercepts end worse than the column's
+    marginal; MNLStep and MNLPath start from the null model (the marginal's intercepts) and end
+    no worse than it. The marginal's log-loss is computed here from the counts."""
+    from sklearn.metrics import log_loss
+
+    from holdbench.synthesizers._bq_models import MNLPath, MNLStep, _saga
+
+    rng = np.random.default_rng(11)
+    x = np.column_stack([rng.lognormal(0.0, 2.0, 4000), rng.normal(size=4000)])
+    y = (rng.random(4000) < 0.08).astype(int)
+    if levels == 3:
+        y[rng.random(4000) < 0.04] = 2
+    share = np.bincount(y) / len(y)
+    marginal = float(-(share * np.log(share)).sum())
+    kw = {"degree": 3, "max_iter": 10, "tol": 1e-4}
+
+    step = MNLStep(x, y, 0.01, 0, **kw)
+    feats = step.features.transform(x)
+    zero = _saga(0.01, 0, 10, 1e-4).fit(feats, y)
+    assert log_loss(y, zero.predict_proba(feats)) > marginal + 0.01  # the failure this start avoids
+    assert log_loss(y, step.logit.predict_proba(feats)) <= marginal + 1e-3
+    path = MNLPath(x, y, np.array([0.001, 0.01, 0.1]), 0, **kw)
+    for i in range(3):
+        assert log_loss(y, path.at(i).logit.predict_proba(feats)) <= marginal + 1e-3
 
 
 def test_mnl_grid_fits_each_path_point_once(train, fit_ctx, monkeypatch):
