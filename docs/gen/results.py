@@ -375,12 +375,12 @@ PROSE = {
         "range and most fresh sets fall in the window, with at most about two T records a mixture component: the table "
         "below shows what that costs in privacy. On adult bq_cart's K ends inside its range and the ratio stays near 2, so a "
         "wider K is not what it lacks there; its space has one leaf size per synthesized column besides K, twelve "
-        "dimensions for the budget's 25 evaluations. bq_mnl's rows on today's finer grid of C (*C grid* 17) score "
-        "lower than its rows on the earlier coarse grid on both tables, yet stay further from the window than "
-        "R synthpop's CART: on online-shoppers its K and most columns' C end at the top of their ranges again, on "
-        "adult most columns' C does. Searched over K in [10, 400] and C in [0.001, 100] on online-shoppers (the row "
-        "with *C grid* 24), K ends inside its range and half the columns' C at the new top, while the ratio falls "
-        "only a little: wider ranges are not what bq_mnl lacks there."),
+        "dimensions for the budget's 25 evaluations. bq_mnl stays further from the window than R synthpop's CART "
+        "on both tables. On online-shoppers its K ends inside its range but most columns' C at the top of theirs, "
+        "where its column models are still far from their own optimum (the saga table below); searched over K in "
+        "[10, 400] and C in [0.001, 100] (the row with *C grid* 24), K ends inside its range again and half the "
+        "columns' C at the new top, and the ratio falls but stays far from the window. On adult most columns' C "
+        "ends inside its range."),
     ("bale_quick", "fresh_sets_privacy.csv"): (
         "The first fresh set of fits above, judged by `holdbench report` against their table's T and H. On adult "
         "bq_cart at the default budget passes Bale & Quick's legal criteria and fails the accuracy gate, while R "
@@ -412,25 +412,25 @@ PROSE = {
         "the best parameter sets, and have not been rerun with the current tuning defaults. bank-marketing "
         "was not run; credit-default's `bq_cart` and `bq_mnl` cells did not finish tuning and were stopped."),
     ("bale_quick", "robustness_mnl.csv"): (
-        "Tuning `bq_mnl` on the sk-proxy table, ten fits per variant: its C searched on the earlier grid of 9 "
-        "log-spaced points, the same with the finalists re-scored on twice the sets, and on today's 17 points. "
-        "The pMSE ratio falls steeply as a column's C grows, so on the coarse grid neighbouring points often "
-        "straddle the target and no evaluated point is near 1; more re-scoring sets cannot pick a point the "
-        "search never saw, a finer grid can. *fits in [0.9, 1.15]* is the share of fits whose kept point's "
-        "fresh-set ratio lands in Bale & Quick's window."),
+        "Tuning `bq_mnl` on the sk-proxy table, ten fits per variant: its C searched on 9 log-spaced points, the "
+        "same with the finalists re-scored on twice the sets, and on 17 points (the default). With every column "
+        "model started from the null model, all three variants keep a point in Bale & Quick's window in nearly "
+        "every fit and their intervals overlap: on this table the grid of C does not separate them. *fits in "
+        "[0.9, 1.15]* is the share of fits whose kept point's fresh-set ratio lands in Bale & Quick's window."),
     ("bale_quick", "saga_convergence.csv"): (
-        "Why `bq_mnl` stays far from the window on online-shoppers: its column models are far from their own "
-        "optimum. For each categorical step of online-shoppers' T (a point mass is a 0/1 step), the training "
-        "log-loss of the step's marginal, of `bq_mnl`'s least penalised model (C at the top of its range, on the "
-        "regularisation path with its default epochs a point), of one saga fit with 300 epochs, of the same path "
-        "with the standardised numerics clipped to ±3 before the polynomial terms, and of an L2 logit fitted "
-        "to convergence with L-BFGS (another penalty: a yardstick of what these features allow, not `bq_mnl`'s "
+        "How far `bq_mnl`'s column models are from their own optimum on online-shoppers. For each categorical "
+        "step of online-shoppers' T (a point mass is a 0/1 step), the training log-loss of the step's marginal, "
+        "of `bq_mnl`'s least penalised model (C at the top of its range, on the regularisation path with its "
+        "default epochs a point, started from the null model as `bq_mnl` starts it), of the same path started "
+        "from zero intercepts (saga's own start), of one saga fit with 300 epochs, of the path with the "
+        "standardised numerics clipped to ±3 before the polynomial terms, and of an L2 logit fitted to "
+        "convergence with L-BFGS (another penalty: a yardstick of what these features allow, not `bq_mnl`'s "
         "objective). The table's heavy-tailed numerics give the degree-3 design rows of very large norm, and "
-        "saga's step size shrinks with the largest of them: saga meets its tolerance nowhere, 300 epochs "
-        "improve little on the path, and in some steps the path's model is worse than the marginal, which "
-        "explains why the search pushes C to the top of its range. Clipping the predictors lowers every step's "
-        "loss, often by much of the gap to the yardstick; it is not adopted, as it changes the model and would "
-        "need the sk-proxy and paper-table runs again."),
+        "saga's step size shrinks with the largest of them: saga meets its tolerance nowhere. From zero "
+        "intercepts the path's model is worse than the marginal in some steps; from the null model it beats the "
+        "marginal in every step, yet most steps stay far from the yardstick and 300 epochs improve little, "
+        "which is why the search still pushes most columns' C to the top of its range. Clipping the predictors "
+        "lowers every step's loss further; it is not adopted, as it changes the model."),
     ("bale_quick", "tuning.csv"): (
         "The tuning objective scores every evaluation on the same synthetic seeds, so its best score is its "
         "luckiest; re-scoring the best few parameter sets on fresh sets guards against that. *Fresh* is the "
