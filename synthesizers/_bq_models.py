@@ -234,14 +234,15 @@ def _features(degree: int):
     return make_pipeline(StandardScaler(), PolynomialFeatures(degree, include_bias=False), StandardScaler())
 
 
-def _null_start(logit, n_features: int, y: np.ndarray):
-    """Set `logit` (warm_start=True, not yet fitted) to the null model, as glmnet starts its
+def _null_saga(c: float, seed: int, max_iter: int, tol: float, n_features: int, y: np.ndarray):
+    """`_saga` (warm_start=True, not yet fitted) set to the null model, as glmnet starts its
     path: no coefficient, the intercepts of y's marginal (sigmoid(b) = P(class 1) for two
     classes, softmax(b) = the marginal for more), so saga improves on the marginal instead of
     first having to find it. saga's step size shrinks with the design's largest squared row
     norm, and on heavy-tailed numerics cubed (online-shoppers: 0.7-1.3 million) 10 epochs from
     zero intercepts ended three of its columns' models worse than their marginal
     (results/published/bale_quick/saga_convergence.csv). The objective is unchanged."""
+    logit = _saga(c, seed, max_iter, tol, warm_start=True)
     _, counts = np.unique(y, return_counts=True)
     log_p = np.log(counts / counts.sum())
     if len(counts) == 2:
@@ -263,13 +264,13 @@ def _fit_logit(logit, features: np.ndarray, y: np.ndarray) -> bool:
 
 class MNLStep:
     """L1-penalised multinomial logit (saga) on standardised degree-d polynomial features,
-    fitted from the null model (`_null_start`) with at most `max_iter` epochs."""
+    fitted from the null model (`_null_saga`) with at most `max_iter` epochs."""
 
     def __init__(self, x: np.ndarray, y: np.ndarray, c: float, seed: int, *, degree: int,
                  max_iter: int, tol: float) -> None:
         self.features = _features(degree)
         features = self.features.fit_transform(x)
-        self.logit = _null_start(_saga(c, seed, max_iter, tol, warm_start=True), features.shape[1], y)
+        self.logit = _null_saga(c, seed, max_iter, tol, features.shape[1], y)
         self.converged = _fit_logit(self.logit, features, y)
         self.classes = self.logit.classes_
 
@@ -291,7 +292,7 @@ class MNLStep:
 class MNLPath:
     """One column's MNL steps along an ascending grid of C: a regularisation path, fitted as
     glmnet fits one, from the strongest penalty up, each point warm-started from the solution
-    at the point before (the first from the null model, `_null_start`) with at
+    at the point before (the first from the null model, `_null_saga`) with at
     most `max_iter` saga epochs. Points are fitted in grid order, and only up to the highest
     one asked for, so the model at a point is the same whichever points were asked for first.
 
@@ -323,8 +324,8 @@ class MNLPath:
             if self._features is None:
                 self._features = _features(self._degree)
                 features = self._features.fit_transform(self._x)
-                self._logit = _null_start(_saga(self.cs[0], self._seed, self._max_iter, self._tol, warm_start=True),
-                                          features.shape[1], self._y)
+                self._logit = _null_saga(self.cs[0], self._seed, self._max_iter, self._tol, features.shape[1],
+                                         self._y)
             else:  # fitted: not kept between extensions (adult's last column: 24,421 x 968 floats)
                 features = self._features.transform(self._x)
             for c in self.cs[len(self.steps):i + 1]:

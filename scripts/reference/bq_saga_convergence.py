@@ -53,7 +53,7 @@ def rows(dataset: str, columns: list[str] | None) -> list[dict]:
     from sklearn.linear_model import LogisticRegression
     from threadpoolctl import threadpool_limits
 
-    from holdbench.synthesizers._bq_models import MNLPath, _fit_logit, _null_start, _saga, encode
+    from holdbench.synthesizers._bq_models import MNLPath, _fit_logit, _null_saga, _saga, encode
     from holdbench.synthesizers.bale_quick import BQMNL
 
     defaults = BQMNL()
@@ -83,7 +83,7 @@ def rows(dataset: str, columns: list[str] | None) -> list[dict]:
                 zero.set_params(C=float(c))
                 zero.fit(feats, y)
             marginal = np.bincount(y, minlength=k) / len(y)
-            cold = _null_start(_saga(c_top, 0, LONG, fit["tol"], warm_start=True), feats.shape[1], y)
+            cold = _null_saga(c_top, 0, LONG, fit["tol"], feats.shape[1], y)
             converged = _fit_logit(cold, feats, y)
             clipped = x.copy()
             clipped[:, :p] = np.clip(clipped[:, :p], -3.0, 3.0)
