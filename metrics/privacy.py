@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
-from holdbench.metrics._discretise import distance_codes
+from holdbench.metrics._discretise import distance_codes, numeric_values
 from holdbench.metrics._kernels import hamming_smallest, tile_buffer
 from holdbench.metrics.registry import EvalData, MetricFamily, artifact, metric, shard_slice
 
@@ -221,6 +221,15 @@ class PrivacyResult:
         interval=("dcr_share_ci_low", "dcr_share_ci_high"),
         meaning="Share of S closer to T than to H (ties weighted n_T/(n_T+n_H)): 0.5 is ideal, "
                 "above = S sits closer to its training records than to unseen ones.")
+    exact_copy_share: float = metric(
+        "Exact copies of T (share of S)", "privacy", direction="lower", digits=4,
+        meaning="Share of S's records equal in every column (numbers by value, missing as a value) to some "
+                "record of T; compare with exact_copy_share_holdout, what unseen real data scores.")
+    exact_copy_excess: float = metric(
+        "Exact copies beyond H's rate", "privacy", direction="lower", digits=4,
+        interval=("exact_copy_excess_ci_low", "exact_copy_excess_ci_high"),
+        meaning="exact_copy_share minus H's share of records equal to some T record: 0 = S repeats T's records "
+                "no more often than unseen real data happens to; above = training records copied beyond chance.")
     dcr_share_ci_low: float = math.nan
     """Lower end of the 95% Wilson interval of dcr_share."""
     dcr_share_ci_high: float = math.nan
@@ -247,6 +256,14 @@ class PrivacyResult:
     """Records of S strictly closer to H than to T."""
     n_ties: int = 0
     """Records of S equally close to both (weighted n_T/(n_T+n_H) in dcr_share)."""
+    exact_copy_excess_ci_low: float = math.nan
+    """Lower end of the 95% interval of exact_copy_excess (Newcombe's hybrid score interval)."""
+    exact_copy_excess_ci_high: float = math.nan
+    """Upper end of the 95% interval of exact_copy_excess."""
+    exact_copy_share_holdout: float = math.nan
+    """Share of H's records equal in every column to some T record (the reference)."""
+    n_exact_copies: int = 0
+    """Records of S equal in every column to some T record."""
     seconds_privacy: float = 0.0
     """Wall time of the DCR part."""
     dcr_histogram: pd.DataFrame | None = artifact(
@@ -339,7 +356,9 @@ class DCRShare(MetricFamily):
                              "to_train": np.bincount(dcr.d_train.astype(np.int64), minlength=top + 1),
                              "to_holdout": np.bincount(dcr.d_holdout.astype(np.int64), minlength=top + 1),
                              "holdout_to_train": np.bincount(h_to_t.astype(np.int64), minlength=top + 1)})
+        copies = exact_copies(data, s, codes)
         return PrivacyResult(
+            **copies,
             dcr_share=dcr.share, dcr_share_ci_low=dcr.ci_low, dcr_share_ci_high=dcr.ci_high,
             dcr_share_pvalue=dcr.pvalue,
             dcr_train_mean=float(np.mean(dcr.d_train)), dcr_holdout_mean=float(np.mean(dcr.d_holdout)),
@@ -353,6 +372,36 @@ class DCRShare(MetricFamily):
         start = time.perf_counter()
         result = self.merge(data, [self.partial(data, 0, 1)])
         return dataclasses.replace(result, seconds_privacy=time.perf_counter() - start)
+
+
+def exact_row_ids(frames: Sequence[pd.DataFrame], kinds: Mapping[str, str],
+                  codes: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Exact identity of rows across frames (equal rows, equal id): categorical columns by label (their
+    Hamming codes, which keep every label), numeric columns by value (float64; missing is a value of its own)."""
+    tables = [c.astype(np.int64) for c in codes]
+    bounds = np.cumsum([0] + [len(f) for f in frames])
+    for j, col in enumerate(frames[0].columns):
+        if kinds[col] == "numeric":
+            ids, _ = pd.factorize(np.concatenate([numeric_values(f[col]) for f in frames]))
+            for table, (a, b) in zip(tables, pairwise(bounds)):
+                table[j] = ids[a:b] + 1  # factorize's -1 (missing) becomes 0
+    return row_ids(tables)
+
+
+def exact_copies(data: EvalData, synthetic: pd.DataFrame, codes: DistanceData) -> dict[str, float | int]:
+    """S's and H's shares of records equal to some T record, and S's excess over H with its 95% interval."""
+    from statsmodels.stats.proportion import confint_proportions_2indep
+
+    ids_t, ids_h, ids_s = exact_row_ids([data.train, data.holdout, synthetic], data.kinds,
+                                        [codes.train, codes.holdout, codes.synthetic])
+    n_s, n_h = len(ids_s), len(ids_h)
+    c_s, c_h = int(np.isin(ids_s, ids_t).sum()), int(np.isin(ids_h, ids_t).sum())
+    if n_s == 0 or n_h == 0:
+        return {"exact_copy_share": math.nan, "exact_copy_excess": math.nan, "n_exact_copies": c_s}
+    low, high = confint_proportions_2indep(c_s, n_s, c_h, n_h, method="newcomb", compare="diff", alpha=0.05)
+    return {"exact_copy_share": c_s / n_s, "exact_copy_excess": c_s / n_s - c_h / n_h,
+            "exact_copy_excess_ci_low": float(low), "exact_copy_excess_ci_high": float(high),
+            "exact_copy_share_holdout": c_h / n_h, "n_exact_copies": c_s}
 
 
 def record_exposure(data: DistanceData, n_jobs: int = 1) -> pd.DataFrame:

@@ -409,18 +409,25 @@ def _metric_value(cell, t: Target, specs_by_name: dict[str, Any]) -> tuple[float
 def _why_metric(cell, t: Target, spec: Any, value: float, ok: bool) -> str:
     """A threshold's verdict in words: the metric (and which end of its interval), its value, the bound."""
     label = spec.label if spec is not None else t.metric
+    digits = spec.digits if spec is not None else 3
     if t.use == "value":
-        what = f"{t.name}, {label} {value:.3f}"
+        what = f"{t.name}, {label} {_number(value, digits)}"
     else:
         point = cell.metrics.get(spec.name)
-        point = f" {point:.3f}," if isinstance(point, float) else ""
+        point = f" {_number(point, digits)}," if isinstance(point, float) else ""
         end = "from" if t.use == "ci_low" else "up to"
-        what = f"{t.name}, {label}{point} 95% interval {end} {value:.3f}"
+        what = f"{t.name}, {label}{point} 95% interval {end} {_number(value, digits)}"
     if ok:
         bounds = " and ".join(b for b in ((f">= {t.min:g}" if t.min is not None else ""),
                                           (f"<= {t.max:g}" if t.max is not None else "")) if b)
         return f"{what} {bounds} allowed"
     return f"{what} " + (f"< {t.min:g} required" if t.min is not None and value < t.min else f"> {t.max:g} allowed")
+
+
+def _number(value: float, digits: int) -> str:
+    """value at the registry's digits, a negative value that rounds to zero written as 0."""
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def _judge_metric(cell, t: Target, specs_by_name: dict[str, Any]) -> dict:

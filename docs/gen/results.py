@@ -392,7 +392,9 @@ PROSE = {
         "references and a higher DCR share than R synthpop's CART: on this table the window is bought by moving S "
         "onto T's records. R synthpop's CART, in the window too, fails the legal criteria as well. Anonymeter's "
         "inference risk does not follow K (one set each). bq_mnl at its defaults, far from the window on both tables, "
-        "passes the criteria on both with a DCR share near one half and fails the accuracy gate."),
+        "passes the criteria on both with a DCR share near one half and fails the accuracy gate. R synthpop's CART "
+        "is the one S here that also fails the exact-copy gate on both tables: more of its records repeat a T "
+        "record than H's do."),
     ("paper", "mostly_ai.csv"): (
         "The engine's defaults miss the paper's MOSTLY AI row. The `paper` preset encodes a numeric column "
         "whose most frequent interior value holds a noticeable share of T as digits instead of quantile "

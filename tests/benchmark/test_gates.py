@@ -64,14 +64,17 @@ def test_shift_test_complete_separation_and_tiny_samples():
 
 # ---- the YAML contract ----------------------------------------------------------------------
 
-def test_default_gates_are_d22():
+def test_default_gates_are_d22_and_exact_copies():
     gates = load_gates("default")
     assert Path(gates.source) == DEFAULT
     kinds = {t.name: (t.test, t.metric) for t in gates.targets}
     assert kinds == {"accuracy": (None, "F3_ratio"), "dcr_distribution": ("dcr", None),
-                     "nndr_distribution": ("nndr", None), "dcr_share_interval": (None, "dcr_share")}
+                     "nndr_distribution": ("nndr", None), "dcr_share_interval": (None, "dcr_share"),
+                     "exact_copies": (None, "exact_copy_excess")}
     accuracy = next(t for t in gates.targets if t.name == "accuracy")
     assert (accuracy.max, accuracy.min) == (2, None)
+    copies = next(t for t in gates.targets if t.name == "exact_copies")
+    assert (copies.use, copies.max, copies.min) == ("ci_low", 0.001, None)
 
 
 @pytest.mark.parametrize("text, message", [

@@ -78,13 +78,16 @@ def test_a_single_synthetic_row_gives_a_report_saying_what_is_missing(files, tmp
     pd.read_csv(files["fresh"]).head(1).to_csv(one, index=False)
     out = tmp_path / "out"
     cheap = ("--skip", "attacks", "--skip", "legal", "--skip", "utility")  # the gates read privacy and panel
-    # one record's marginals are far from T's: the accuracy gate fails; no privacy gate can be judged on
-    # one record: n/a (FAIL with --strict)
+    # one record's marginals are far from T's: the accuracy gate fails; the distribution tests cannot be judged
+    # on one record: n/a (FAIL with --strict); the interval targets are, and one record's intervals are wide
+    # (the fresh record is no copy of T's: the exact-copy excess's interval reaches below 0)
     assert _run(files, out, one, extra=cheap) == 1
     rep = json.loads((out / "report.json").read_text(encoding="utf-8"))
     rows = {r["gate"]: r for r in rep["synthetic"]["one"]["verdict"]["rows"]}
     assert rows["accuracy"]["verdict"] == "FAIL"
-    assert {r["verdict"] for g, r in rows.items() if g not in ("accuracy", "dcr_share_interval")} == {"n/a"}
+    assert {r["verdict"] for g, r in rows.items()
+            if g not in ("accuracy", "dcr_share_interval", "exact_copies")} == {"n/a"}
+    assert rows["exact_copies"]["verdict"] == "pass"
     rows = list(rows.values())
     assert any("fewer than 2 records" in r["why"] for r in rows)
     assert "Not computed, and why" in (out / "report.html").read_text(encoding="utf-8")
