@@ -451,8 +451,8 @@ PROSE = {
         "The rows the DP generators are read against, over the same three seeds and splits as the DP table: "
         "R synthpop's CART and `cart`, arf, gaussian_copula, the flips and the holdout, each the mean over its ok "
         "seeds with a 95% t interval; each seed-0 cell equals its row in the first table. ForestDiffusion "
-        "(forest_flow, forest_vp) is not here: three seeds of its adult fits do not fit a 2-core budget, so its "
-        "only rows are the one-seed rows of the first table."),
+        "(forest_flow, forest_vp) runs at its settings scaled down to a 2-core budget: flow matching is the better "
+        "of its two variants on both datasets, and neither comes near cart or R synthpop's CART in fidelity."),
     ("frontier", "dp_epsilon.csv"): (
         "MST, AIM and PrivBayes in their current configuration at the study config's five levels of ε, the "
         "categorical levels declared public (the datasets' configs). On online-shoppers the F3 ratio falls "
@@ -575,9 +575,9 @@ FIGURE_NOTE = {
     "paper": "Drawn by `holdbench report paper` from the cells of the run in the first table above (synthpop "
              "skipped there).",
     "frontier": "The first figure of each dataset is drawn by `holdbench report frontier` from the cells of the "
-                "three-seed run behind the table of DP cells by ε and the table of references (means over seeds; "
-                "the forest generators, run on one seed only, are not in it): DP points joined along ε, the holdout "
-                "and the flips as reference marks. "
+                "three-seed run behind the table of DP cells by ε and the table of references (means over seeds): "
+                "DP points joined along ε, the other generators as squares, the holdout and the flips as reference "
+                "marks. "
                 "The second is drawn by `scripts/bench/frontier_epsilon_figure.py` from the table of DP cells by ε "
                 "and the table of references: each DP generator's F3 ratio against ε with its 95% t interval over "
                 "the seeds, the references as horizontal lines (the holdout's in orange).",
