@@ -313,7 +313,9 @@ class DCRShare(MetricFamily):
         "dcr_share equals Platzer & Reutterer's published adult numbers at their 10 significant "
         "digits and the DCR means to 1e-6 (the published code's float32 rounding): "
         "tests/metrics/test_reference.py (synthpop, flip50, mostly and the holdout row), "
-        "scripts/reference/check_paper_reference.py (all 17 rows)."
+        "scripts/reference/check_paper_reference.py (all 17 rows). exact_copy_excess's interval equals "
+        "Newcombe's (1998) published method-10 examples to their four digits, and the copy counts a "
+        "hand-worked table: tests/metrics/test_exact_copies.py."
     )
 
     def __init__(self, privacy_sample: int | None = None):
