@@ -200,11 +200,12 @@ def transform_all(discretisers: Sequence[Discretiser], df: pd.DataFrame) -> list
 
 
 def distance_codes(frames: Sequence[pd.DataFrame], kinds: Mapping[str, str],
-                   n_bins: int = 100) -> list[np.ndarray]:
+                   n_bins: int | None = 100) -> list[np.ndarray]:
     """Codes for the Hamming distance (docs/definitions/paper.md §4.1), one (n_columns, n_rows) array per frame.
 
-    Numeric columns: n_bins quantile bins of the concatenation of all frames; categorical
-    columns: every distinct label. Missing is a value of its own in both.
+    Numeric columns: n_bins quantile bins of the concatenation of all frames (n_bins None: every
+    distinct value, for exact equality); categorical columns: every distinct label. Missing is a
+    value of its own in both.
     """
     sizes = [len(f) for f in frames]
     columns = list(frames[0].columns)
@@ -212,8 +213,12 @@ def distance_codes(frames: Sequence[pd.DataFrame], kinds: Mapping[str, str],
     for col in columns:
         if kinds[col] == "numeric":
             x = np.concatenate([numeric_values(f[col]) for f in frames])
-            idx = bin_index(x, quantile_edges(x, n_bins))
-            per_col.append(np.where(np.isnan(x), idx.max(initial=-1) + 1, idx))
+            if n_bins is None:
+                idx = pd.factorize(x)[0] + 1  # factorize's -1 (missing) becomes 0
+            else:
+                idx = bin_index(x, quantile_edges(x, n_bins))
+                idx = np.where(np.isnan(x), idx.max(initial=-1) + 1, idx)
+            per_col.append(idx)
         else:
             parts = [factorize_labels(f[col]) for f in frames]
             shared, distinct = pd.factorize(np.concatenate([labels for _, labels in parts]))

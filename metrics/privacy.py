@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
-from holdbench.metrics._discretise import distance_codes, numeric_values
+from holdbench.metrics._discretise import distance_codes
 from holdbench.metrics._kernels import hamming_smallest, tile_buffer
 from holdbench.metrics.registry import EvalData, MetricFamily, artifact, metric, shard_slice
 
@@ -358,7 +358,7 @@ class DCRShare(MetricFamily):
                              "to_train": np.bincount(dcr.d_train.astype(np.int64), minlength=top + 1),
                              "to_holdout": np.bincount(dcr.d_holdout.astype(np.int64), minlength=top + 1),
                              "holdout_to_train": np.bincount(h_to_t.astype(np.int64), minlength=top + 1)})
-        copies = exact_copies(data, s, codes)
+        copies = exact_copies(data, s)
         return PrivacyResult(
             **copies,
             dcr_share=dcr.share, dcr_share_ci_low=dcr.ci_low, dcr_share_ci_high=dcr.ci_high,
@@ -376,26 +376,17 @@ class DCRShare(MetricFamily):
         return dataclasses.replace(result, seconds_privacy=time.perf_counter() - start)
 
 
-def exact_row_ids(frames: Sequence[pd.DataFrame], kinds: Mapping[str, str],
-                  codes: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Exact identity of rows across frames (equal rows, equal id): categorical columns by label (their
-    Hamming codes, which keep every label), numeric columns by value (float64; missing is a value of its own)."""
-    tables = [c.astype(np.int64) for c in codes]
-    bounds = np.cumsum([0] + [len(f) for f in frames])
-    for j, col in enumerate(frames[0].columns):
-        if kinds[col] == "numeric":
-            ids, _ = pd.factorize(np.concatenate([numeric_values(f[col]) for f in frames]))
-            for table, (a, b) in zip(tables, pairwise(bounds)):
-                table[j] = ids[a:b] + 1  # factorize's -1 (missing) becomes 0
-    return row_ids(tables)
+def exact_row_ids(frames: Sequence[pd.DataFrame], kinds: Mapping[str, str]) -> list[np.ndarray]:
+    """Exact identity of rows across frames (equal rows, equal id): numbers by value (float64, so 1 and
+    1.0 are equal), labels as written, missing a value of its own."""
+    return row_ids(distance_codes(frames, kinds, n_bins=None))
 
 
-def exact_copies(data: EvalData, synthetic: pd.DataFrame, codes: DistanceData) -> dict[str, float | int]:
+def exact_copies(data: EvalData, synthetic: pd.DataFrame) -> dict[str, float | int]:
     """S's and H's shares of records equal to some T record, and S's excess over H with its 95% interval."""
     from statsmodels.stats.proportion import confint_proportions_2indep
 
-    ids_t, ids_h, ids_s = exact_row_ids([data.train, data.holdout, synthetic], data.kinds,
-                                        [codes.train, codes.holdout, codes.synthetic])
+    ids_t, ids_h, ids_s = exact_row_ids([data.train, data.holdout, synthetic], data.kinds)
     n_s, n_h = len(ids_s), len(ids_h)
     c_s, c_h = int(np.isin(ids_s, ids_t).sum()), int(np.isin(ids_h, ids_t).sum())
     if n_s == 0 or n_h == 0:

@@ -7,11 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-
-def _row_hashes(frame: pd.DataFrame) -> np.ndarray:
-    """One 64-bit hash per row of the values (pandas' hash_pandas_object, index left out); T, H and S are
-    read into one schema, so equal values have equal dtypes and equal hashes."""
-    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
+from holdbench.metrics.privacy import exact_row_ids
 
 
 def _column(col: str, kind: str, train: pd.Series, other: pd.Series) -> dict:
@@ -47,8 +43,7 @@ def diagnostics(inputs, name: str) -> dict:
                      "outside_range_holdout": h["outside_range"], "outside_range_synthetic": s["outside_range"],
                      "unseen_holdout": h["unseen_categories"], "unseen_synthetic": s["unseen_categories"],
                      "unseen_examples_synthetic": s["unseen_examples"]})
-    t_hash = np.unique(_row_hashes(train))
-    s_hash, h_hash = _row_hashes(synthetic), _row_hashes(holdout)
+    t_ids, h_ids, s_ids = exact_row_ids([train, holdout, synthetic], inputs.kinds)
     types = []
     t_types = inputs.raw_dtypes.get("train", {})
     notes = inputs.read_notes.get(name, {})
@@ -61,12 +56,12 @@ def diagnostics(inputs, name: str) -> dict:
     return {
         "columns": rows,
         "n_rows": len(synthetic),
-        "duplicated_rows_synthetic": int(pd.Series(s_hash).duplicated().sum()),
-        "duplicated_rows_holdout": int(pd.Series(h_hash).duplicated().sum()),
-        "copies_of_train_synthetic": int(np.isin(s_hash, t_hash).sum()),
-        "copies_of_train_holdout": int(np.isin(h_hash, t_hash).sum()),
-        "share_copies_of_train_synthetic": float(np.isin(s_hash, t_hash).mean()),
-        "share_copies_of_train_holdout": float(np.isin(h_hash, t_hash).mean()),
+        "duplicated_rows_synthetic": int(pd.Series(s_ids).duplicated().sum()),
+        "duplicated_rows_holdout": int(pd.Series(h_ids).duplicated().sum()),
+        "copies_of_train_synthetic": int(np.isin(s_ids, t_ids).sum()),
+        "copies_of_train_holdout": int(np.isin(h_ids, t_ids).sum()),
+        "share_copies_of_train_synthetic": float(np.isin(s_ids, t_ids).mean()),
+        "share_copies_of_train_holdout": float(np.isin(h_ids, t_ids).mean()),
         "changed_types": types,
     }
 
