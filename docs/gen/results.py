@@ -241,9 +241,10 @@ PAGES = {
     "results/frontier.md": (
         "The frontier study",
         ("The `frontier` study places differentially private generators (MST, AIM and PrivBayes at several ε), "
-        "forest-based generators (arf, ForestDiffusion) and references (cart, gaussian_copula, the flips, "
-        "the holdout) on one fidelity–privacy plane: F3 ratio against the best membership-inference AUC "
-        "and the DCR share. The ε column is read back from each cell's `generate.json`.")),
+        "forest-based generators (arf, ForestDiffusion) and references (cart, R synthpop's CART, gaussian_copula, "
+        "the flips, the holdout) on one fidelity–privacy plane, over three seeds and their splits: F3 ratio "
+        "against the best membership-inference AUC and the DCR share. The ε of the DP table is read back "
+        "from each cell's `generate.json`.")),
     "results/sequential.md": (
         "The sequential study",
         ("Subjects with ordered events (baseball careers, nlswork interviews): the baselines, holdbench's "
@@ -438,19 +439,16 @@ PROSE = {
         "luckiest; re-scoring the best few parameter sets on fresh sets guards against that. *Fresh* is the "
         "pMSE ratio of new sampled sets against T, the honest figure."),
     ("frontier", "leaderboard.csv"): (
-        "The attack panel sees nothing in any DP cell, at any ε: their best membership-inference AUC stays "
-        "in the range of the high flips and gaussian_copula, so no ε in the studied range marks where the "
-        "attacks start to see something. The cost of DP is fidelity: PrivBayes improves with ε, while MST "
-        "stays nearly flat (its discretisation, not its noise, limits it). `cart` is closest to T and the "
-        "one the attacks and the DCR share see. One seed, no intervals: read differences of a few "
-        "hundredths of AUC as noise. The forest rows ran at settings scaled down to a 2-core budget. The DP rows "
-        "ran with the DP generators' earlier configuration (category levels and numeric bounds read from T "
-        "outside the privacy budget, 10 equal-width bins, no AIM); the table of DP cells by ε holds the "
-        "current configuration's, and the table of references below the other rows over the same three seeds."),
+        "Every cell of the study, one row per dataset, generator and seed: the tables below aggregate these "
+        "rows over the seeds. The attack panel's best membership-inference AUC stays near one half in every DP "
+        "cell, at every ε, as in the high flips and gaussian_copula: population-average attacks do not tell "
+        "the budgets apart (the [audit](audit.md) asks the worst case). `cart` and R synthpop's CART are "
+        "closest to T and the ones the attacks and the DCR share see. The forest rows ran at settings scaled "
+        "down to a 2-core budget."),
     ("frontier", "references.csv"): (
         "The rows the DP generators are read against, over the same three seeds and splits as the DP table: "
         "R synthpop's CART and `cart`, arf, gaussian_copula, the flips and the holdout, each the mean over its ok "
-        "seeds with a 95% t interval; each seed-0 cell equals its row in the first table. ForestDiffusion "
+        "seeds of the first table with a 95% t interval. ForestDiffusion "
         "(forest_flow, forest_vp) runs at its settings scaled down to a 2-core budget: flow matching is the better "
         "of its two variants on both datasets, and neither comes near cart or R synthpop's CART in fidelity."),
     ("frontier", "dp_epsilon.csv"): (
@@ -465,10 +463,6 @@ PROSE = {
         "budget or the binning. The attack panel's best AUC stays near one half at every ε. *ε domain* is the "
         "share spent on the numeric columns' ranges and bins; the rest goes to the fit. The second figure of "
         "each dataset below draws this table beside the references."),
-    ("frontier", "fresh_rows.csv"): (
-        "R's synthpop on the study's seeds and their splits, run after the study above (where it was skipped); "
-        "its values are means over the seeds its status counts. It lands beside `cart` on the fidelity–privacy "
-        "plane: both are CART-based."),
     ("sequential", "leaderboard.csv"): (
         "The baselines behave as they must: the holdout row has every ratio at 1, `seq_copy` has a subject "
         "IMS of 1, `seq_swap_sequences` (real sequences on other subjects) is caught by the subject DCR "
@@ -494,9 +488,11 @@ PROSE = {
         "`evaluate_shards: 4` against one evaluate job; the merged metrics are identical. On small tables "
         "sharding costs more CPU than it saves; its use is a cluster, where each shard is its own job."),
     ("performance", "fit_time.csv"): (
-        "The differentially private and forest-based generators of the frontier study, in their plug-in "
-        "environments. MST's memory is jax's; ForestDiffusion runs at settings scaled down to the 2-core "
-        "budget."),
+        "Each generator of the frontier study (the holdout and the flips left out), from that study's cells: "
+        "the median over its seeds of the fit and the sample time, and its largest peak memory. The "
+        "differentially private and forest-based generators run in their plug-in environments; MST's and "
+        "AIM's memory is jax's, and AIM's fit takes longer at larger ε. "
+        "ForestDiffusion runs at settings scaled down to the 2-core budget."),
     ("performance", "report_cost.csv"): (
         "`holdbench report` and mostlyai-qa's report on the same three files (adult's paper T and H, the "
         "published synthpop S), each in its own process from reading the CSV files to writing the HTML, on "

@@ -36,7 +36,7 @@ def _rho(rows: list[dict[str, str]]) -> tuple[int, str]:
     return len(both), f"{rho:.3f}"
 
 
-@pytest.mark.parametrize("study", ["paper", "frontier"])
+@pytest.mark.parametrize("study", ["paper"])
 def test_committed_fresh_rows_sit_beside_the_skipped_ones(study):
     folder = PAPER.parent / study
     tables = {t["file"] for t in json.loads((folder / "provenance.json").read_text())["tables"]}
