@@ -42,6 +42,16 @@ def test_refused_before_any_work(files, tmp_path, capsys, content, says):
     assert not (out / "report.html").exists()
 
 
+def test_a_file_named_parquet_that_is_not_one_is_refused_naming_it(files, tmp_path, capsys):
+    bad = tmp_path / "bad.parquet"
+    bad.write_text("age,hours\n30,40\n")
+    out = tmp_path / "out"
+    assert _run(files, out, bad) == 2
+    err = capsys.readouterr().err
+    assert "cannot be read as a table" in err and str(bad) in err
+    assert not (out / "report.html").exists()
+
+
 def test_missing_target_and_too_many_rows(files, tmp_path, capsys):
     assert _run(files, tmp_path / "o", files["fresh"], extra=("--target", "salary")) == 2
     assert "--target 'salary' is not a column of T" in capsys.readouterr().err

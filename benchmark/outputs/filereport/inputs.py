@@ -81,7 +81,10 @@ def header(path: str, sep: str | None) -> list[str]:
     if p.name.lower().endswith(".parquet"):
         import pyarrow.parquet as pq
 
-        return [str(c) for c in pq.ParquetFile(p).schema_arrow.names]
+        try:
+            return [str(c) for c in pq.ParquetFile(p).schema_arrow.names]
+        except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            raise InputError(f"{path}: cannot be read as a table: {exc}") from exc
     try:
         return [str(c) for c in pd.read_csv(p, sep=sep or csv_separator(p), nrows=0).columns]
     except (ValueError, OSError, EOFError) as exc:
