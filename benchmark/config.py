@@ -34,6 +34,15 @@ class ConfigError(ValueError):
     """A config is invalid; the message names the file or key."""
 
 
+def did_you_mean(names: Iterable[str], known: Iterable[str]) -> str:
+    """' (did you mean ...?)' naming the known names closest to the unknown `names` (difflib), or ''."""
+    import difflib
+
+    known = [str(k) for k in known]
+    close = list(dict.fromkeys(m for n in names for m in difflib.get_close_matches(str(n), known, n=2, cutoff=0.7)))
+    return f" (did you mean {' or '.join(repr(m) for m in close)}?)" if close else ""
+
+
 #: replaces the shipped conf/ tree (the one with config.yaml); for tests and forks
 CONF_DIR_ENV = "HOLDBENCH_CONF_DIR"
 #: directories laid out like conf/ whose configs join the shipped ones (os.pathsep-separated, as PATH)
@@ -191,7 +200,7 @@ def load_group(group: str, name: str, overrides: Iterable[str] = (), add_keys: b
     check_name(group, name)
     if name not in config_files(group):
         raise ConfigError(
-            f"unknown {group} {name!r}: no {name}.yaml in {_where(group)} "
+            f"unknown {group} {name!r}{did_you_mean([name], available(group))}: no {name}.yaml in {_where(group)} "
             f"(known: {', '.join(available(group))})"
         )
     from hydra import compose, initialize_config_dir
@@ -235,7 +244,8 @@ def validate_config(group: str, name: str, cfg: dict) -> None:
     if err.validator == "additionalProperties":
         extra = sorted(set(err.instance) - set(err.schema.get("properties") or {}))
         known = sorted(err.schema.get("properties") or {})
-        raise ConfigError(f"{where}: unknown key(s) {extra}{' under ' + key if key else ''} (known: {known})")
+        raise ConfigError(f"{where}: unknown key(s) {extra}{' under ' + key if key else ''}{did_you_mean(extra, known)} "
+                          f"(known: {known})")
     raise ConfigError(f"{where}: `{key or '(top level)'}`: {err.message}")
 
 

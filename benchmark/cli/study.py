@@ -160,10 +160,11 @@ def _run(args) -> int:
         return subprocess.call(cmd)
     config = _config_pairs(cmd)
     study = config["study"]
-    from holdbench.benchmark.config import ConfigError, available, check_name, config_file
+    from holdbench.benchmark.config import ConfigError, available, check_name, config_file, did_you_mean
 
     if check_name("study", study) not in available("study"):  # before its results directory gets a log
-        raise ConfigError(f"unknown study {study!r}: no {config_file('study', study)} "
+        raise ConfigError(f"unknown study {study!r}{did_you_mean([study], available('study'))}: "
+                          f"no {config_file('study', study)} "
                           f"(known: {', '.join(available('study'))})")
     from holdbench.benchmark.cli.progress import Progress
     from holdbench.benchmark.layout import STOP_NOTE, StudyLayout

@@ -20,6 +20,7 @@ from holdbench.benchmark.config import (
     check_metrics_config,
     check_name,
     config_source,
+    did_you_mean,
     group_config,
     is_sequential,
     load_group,
@@ -200,7 +201,8 @@ def _names(cfg: dict, study: str, key: str, group: str) -> list[str]:
     for n in names:
         check_name(group, n)
         if n not in known:
-            raise ConfigError(f"study {study!r}: unknown {group} {n!r} in `{key}` (known: {', '.join(known)})")
+            raise ConfigError(f"study {study!r}: unknown {group} {n!r} in `{key}`{did_you_mean([n], known)} "
+                              f"(known: {', '.join(known)})")
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise ConfigError(f"study {study!r}: `{key}` lists {dupes} more than once")

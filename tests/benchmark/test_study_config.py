@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from holdbench.benchmark.config import ConfigError, available, build_synthesizer, synthesizer_config
+from holdbench.benchmark.config import ConfigError, available, build_synthesizer, load_group, synthesizer_config
 from holdbench.benchmark.data.tables import dataset_config, dataset_schema
 from holdbench.benchmark.workflow.study import load_study
 from holdbench.synthesizers.base import Synthesizer
@@ -79,6 +79,29 @@ def test_bad_study_rejected_naming_the_key(tmp_path, monkeypatch, case):
     with pytest.raises(ConfigError) as err:
         load_study("bad")
     assert named in str(err.value)
+
+
+MISSPELT = {
+    "synthesizer": ("synthesizers: [flip10, cartt]", "unknown synthesizer 'cartt' in `synthesizers` (did you mean 'cart'?)"),
+    "dataset": ("datasets: [adlt]", "unknown dataset 'adlt' in `datasets` (did you mean 'adult'?)"),
+    "key": ("timeout_secs: 60", "unknown key(s) ['timeout_secs'] (did you mean 'timeout_seconds'?)"),
+    "nothing close": ("synthesizers: [zzzz]", "unknown synthesizer 'zzzz' in `synthesizers` (known: "),
+}
+
+
+@pytest.mark.parametrize("case", list(MISSPELT))
+def test_a_misspelt_name_is_answered_with_the_closest_known_one(tmp_path, monkeypatch, case):
+    line, says = MISSPELT[case]
+    conf = make_conf(tmp_path, {"bad": _study_yaml(line)})
+    monkeypatch.setenv("HOLDBENCH_CONF_DIR", str(conf))
+    with pytest.raises(ConfigError) as err:
+        load_study("bad")
+    assert says in str(err.value)
+
+
+def test_a_misspelt_study_name_is_answered_with_the_closest_study():
+    with pytest.raises(ConfigError, match=r"unknown study 'papr' \(did you mean 'paper'\?\)"):
+        load_group("study", "papr")
 
 
 def test_bad_study_stops_snakemake_before_any_job(tmp_path):
