@@ -137,7 +137,13 @@ def _unfinished(results, selected: bool):
 
 def _file_results(args: argparse.Namespace, gates):
     """A one-cell StudyResults from evaluating three files, as `holdbench evaluate` would."""
-    from holdbench.benchmark.config import build_metric_families, check_metrics_config, load_group, to_container
+    from holdbench.benchmark.config import (
+        build_metric_families,
+        check_metrics_config,
+        did_you_mean,
+        load_group,
+        to_container,
+    )
     from holdbench.contracts.io import read_table
     from holdbench.metrics.evaluate import evaluate, kinds_from_dtypes
     from holdbench.metrics.registry import specs_of
@@ -154,8 +160,8 @@ def _file_results(args: argparse.Namespace, gates):
     present = {k: v for k, v in (cfg.get("families") or {}).items() if v is not None}
     unknown = sorted(set(args.skip) - set(present))
     if unknown:
-        raise ValueError(f"--skip: no metric family {unknown} in metrics config {args.metrics!r} "
-                         f"(has: {sorted(present)})")
+        raise ValueError(f"--skip: no metric family {unknown} in metrics config {args.metrics!r}"
+                         f"{did_you_mean(unknown, present)} (has: {sorted(present)})")
     cfg["families"] = {k: v for k, v in present.items() if k not in set(args.skip)}
     if not cfg["families"]:
         raise ValueError("every metric family was skipped: nothing to compute")

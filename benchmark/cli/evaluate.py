@@ -76,7 +76,7 @@ _FLAT_ONLY = ("max_combinations", "privacy_sample", "no_extended", "no_utility",
 
 def _metrics_config(args: argparse.Namespace) -> tuple[dict, list]:
     """The metrics config with the skipped families left out, and the families it builds."""
-    from holdbench.benchmark.config import check_metrics_config, group_config
+    from holdbench.benchmark.config import check_metrics_config, did_you_mean, group_config
 
     sequential = pair_mode(args)
     if sequential:
@@ -98,8 +98,8 @@ def _metrics_config(args: argparse.Namespace) -> tuple[dict, list]:
     families = cfg.get("families") if isinstance(cfg.get("families"), dict) else {}
     unknown = sorted(skip - set(families) - set(_SKIP_FLAGS.values()))
     if unknown:
-        raise ValueError(f"--skip: no metric family {unknown} in metrics config {args.metrics!r} "
-                         f"(has: {sorted(families)})")
+        raise ValueError(f"--skip: no metric family {unknown} in metrics config {args.metrics!r}"
+                         f"{did_you_mean(unknown, families)} (has: {sorted(families)})")
     if families and all(k in skip or v is None for k, v in families.items()):
         raise ValueError("every metric family was skipped: nothing to compute")
     built = check_metrics_config(args.metrics, cfg, skip=skip)

@@ -109,13 +109,13 @@ def gates_path(name_or_path: str | Path) -> Path:
         if not path.is_file():
             raise ValueError(f"gates file {path} does not exist")
         return path
-    from holdbench.benchmark.config import check_name, config_file, config_files
+    from holdbench.benchmark.config import check_name, config_file, config_files, did_you_mean
 
     check_name("gates", str(name_or_path))
     path = config_file("gates", str(name_or_path))  # conf/gates/ and the config search path
     if not path.is_file():
-        raise ValueError(f"no gates config {name_or_path!r}: {path} does not exist "
-                         f"(known: {config_files('gates')})")
+        raise ValueError(f"no gates config {name_or_path!r}{did_you_mean([name_or_path], config_files('gates'))}: "
+                         f"{path} does not exist (known: {config_files('gates')})")
     return path
 
 

@@ -104,8 +104,10 @@ def test_unknown_metric_is_named_with_a_suggestion(study):
 
 
 def test_unknown_gates_name():
-    with pytest.raises(ValueError, match="no gates config 'nope'"):
+    with pytest.raises(ValueError, match=r"no gates config 'nope': "):  # nothing close: no suggestion
         load_gates("nope")
+    with pytest.raises(ValueError, match=r"no gates config 'defualt' \(did you mean 'default'\?\)"):
+        load_gates("defualt")
 
 
 # ---- verdicts on the fabricated study -------------------------------------------------------

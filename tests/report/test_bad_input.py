@@ -52,6 +52,14 @@ def test_a_file_named_parquet_that_is_not_one_is_refused_naming_it(files, tmp_pa
     assert not (out / "report.html").exists()
 
 
+def test_a_misspelt_family_to_skip_is_answered_with_the_closest_family(files, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert _run(files, out, files["fresh"], extra=("--skip", "fidelty")) == 2
+    err = capsys.readouterr().err
+    assert "--skip: no metric family ['fidelty'] in metrics config 'demo' (did you mean 'fidelity'?)" in err
+    assert not (out / "report.html").exists()
+
+
 def test_missing_target_and_too_many_rows(files, tmp_path, capsys):
     assert _run(files, tmp_path / "o", files["fresh"], extra=("--target", "salary")) == 2
     assert "--target 'salary' is not a column of T" in capsys.readouterr().err
