@@ -60,6 +60,15 @@ def test_a_misspelt_family_to_skip_is_answered_with_the_closest_family(files, tm
     assert not (out / "report.html").exists()
 
 
+def test_a_set_key_without_families_is_answered_with_the_key_it_meant(files, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert _run(files, out, files["fresh"], extra=("--set", "fidelity.max_combinations=10")) == 2
+    err = capsys.readouterr().err
+    assert "--set fidelity.max_combinations=10: 'fidelity' is a metric family of metrics config 'demo'" in err
+    assert "write --set families.fidelity.max_combinations=10" in err
+    assert not (out / "report.html").exists()
+
+
 def test_missing_target_and_too_many_rows(files, tmp_path, capsys):
     assert _run(files, tmp_path / "o", files["fresh"], extra=("--target", "salary")) == 2
     assert "--target 'salary' is not a column of T" in capsys.readouterr().err
