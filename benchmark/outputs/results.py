@@ -263,11 +263,18 @@ def study_dir(name: str) -> Path:
             raise FileNotFoundError(f"{path}: not a study's results directory (it holds no study.json; "
                                     "`holdbench run <study>` makes one)")
         raise FileNotFoundError(f"{path}: no such study directory")
-    from holdbench.benchmark.config import check_name
+    from holdbench.benchmark.config import available, check_name, did_you_mean
 
-    layout = StudyLayout.of(results_root({}), check_name("study", name))
+    root = results_root({})
+    layout = StudyLayout.of(root, check_name("study", name))
     if not layout.study_json.exists():
-        raise FileNotFoundError(f"{layout.root}: no results of study {name!r} yet (run `holdbench run {name}` first)")
+        known = available("study")
+        if name in known:
+            raise FileNotFoundError(f"{layout.root}: no results of study {name!r} yet (run `holdbench run {name}` first)")
+        ran = sorted(p.name for p in root.iterdir() if StudyLayout(p).study_json.exists()) if root.is_dir() else []
+        raise FileNotFoundError(f"no study {name!r}{did_you_mean([name], sorted({*known, *ran}))}: no results in "
+                                f"{layout.root} and no study config of that name (studies with results: "
+                                f"{', '.join(ran) or 'none'})")
     return layout.root
 
 #: the reason load_results gives a cell directory without status.json: its run was stopped

@@ -21,6 +21,20 @@ def test_an_existing_directory_without_study_json_is_named_as_such(tmp_path):
         study_dir(str(tmp_path / "nowhere"))
 
 
+def test_a_name_that_is_no_study_is_answered_with_the_closest_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOLDBENCH_RESULTS_DIR", str(tmp_path / "results"))
+    (tmp_path / "results" / "mine").mkdir(parents=True)
+    (tmp_path / "results" / "mine" / "study.json").write_text("{}")
+    with pytest.raises(FileNotFoundError, match=r"no study 'papr' \(did you mean 'paper'\?\): no results in .*"
+                                                 r"\(studies with results: mine\)"):
+        study_dir("papr")
+    with pytest.raises(FileNotFoundError, match=r"no study 'mien' \(did you mean 'mine'\?\)"):
+        study_dir("mien")
+    with pytest.raises(FileNotFoundError, match=r"no results of study 'paper' yet \(run `holdbench run paper` first\)"):
+        study_dir("paper")
+    assert study_dir("mine") == tmp_path / "results" / "mine"
+
+
 def test_the_figure_counts_add_up_when_a_figure_has_nothing_to_show(study_factory, monkeypatch):
     from holdbench.benchmark.outputs import plots
 
