@@ -30,7 +30,6 @@ evaluated), n/a for skipped. The holdout reference row (S = H) is never judged.
 
 from __future__ import annotations
 
-import difflib
 import math
 import warnings
 from dataclasses import dataclass
@@ -200,10 +199,10 @@ def check_metrics(gates: Gates, specs: list) -> None:
         if t.metric is None:
             continue
         if t.metric not in known:
-            close = difflib.get_close_matches(t.metric, list(known), n=3)
-            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            from holdbench.benchmark.config import did_you_mean
+
             raise ValueError(f"gates file {gates.source}: target {t.name!r}: {t.metric!r} is not a metric of "
-                             f"this study's families{hint}")
+                             f"this study's families{did_you_mean([t.metric], known)}")
         if t.use != "value" and not known[t.metric].interval:
             raise ValueError(f"gates file {gates.source}: target {t.name!r}: {t.metric!r} has no interval, "
                              f"so `use: {t.use}` has nothing to compare")

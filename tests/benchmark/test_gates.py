@@ -96,7 +96,7 @@ def test_bad_gates_files_name_the_key(tmp_path, text, message):
 def test_unknown_metric_is_named_with_a_suggestion(study):
     results = load_results(study.path)
     gates = parse_gates({"targets": {"fid": {"metric": "F2_ration", "max": 2}}})
-    with pytest.raises(ValueError, match=r"'F2_ration' is not a metric.*did you mean F2_ratio"):
+    with pytest.raises(ValueError, match=r"'F2_ration' is not a metric.*\(did you mean 'F2_ratio'"):
         verdicts(results, gates)
     gates = parse_gates({"targets": {"fid": {"metric": "F2_ratio", "max": 2, "use": "ci_low"}}})
     with pytest.raises(ValueError, match="has no interval"):
