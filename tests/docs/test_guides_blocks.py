@@ -128,6 +128,19 @@ def test_readme_study_command(tmp_path):
 # ---------------------------------------------------------------- getting started
 
 
+def test_getting_started_report(tmp_path, files):
+    script = block("docs/getting-started.md",
+                   'holdbench report --train T.csv --holdout H.csv --synthetic S.csv --out my_report || echo "a quality gate failed"')
+    work = _scratch(tmp_path, files)
+    proc = _bash("set -e\n" + script, work, _env(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads((work / "my_report" / "report.json").read_text())
+    verdict = report["synthetic"]["S"]["verdict"]["verdict"]
+    assert ("a quality gate failed" in proc.stdout) == (verdict == "FAIL")  # the block's `|| echo` follows the gates
+    assert (work / "my_report" / "report.html").stat().st_size > 10_000
+    assert {"F3_ratio", "dcr_share", "pmse_ratio"} <= set(report["synthetic"]["S"]["metrics"])
+
+
 def test_getting_started_evaluate(tmp_path, files):
     script = block("docs/getting-started.md",
                    "holdbench evaluate --train T.csv --holdout H.csv --synthetic S.csv --metrics paper --out my_metrics.json")
