@@ -320,7 +320,9 @@ PROSE = {
         "a re-run with more test fits. Every DP cell's audited ε is at or below its configured ε. "
         "The ε bounds are small for every generator, DP or not: with 20 member and 20 non-member test fits per "
         "target and the Bonferroni correction over five targets, the bound cannot prove much even of a generator "
-        "that copies records, so read a small bound as too little evidence, not as privacy. The DP cells ran with "
+        "that copies records, so read a small bound as too little evidence, not as privacy. *largest provable ε* is "
+        "the bound a perfect attack would reach on the same test fits: a DP cell configured above it could leak "
+        "anything without this audit showing it, so its verdict there is untested, not passed. The DP cells ran with "
         "the dataset's categorical levels declared public (its dataset config) and numeric bounds estimated under DP "
         "(their share of ε in each cell's generate.json); online-shoppers' AIM rows and adult's DP rows come from "
         "later runs of those cells alone, merged into the tables (the provenance names every run)."),
@@ -567,7 +569,7 @@ FIGURES = {
 
 FIGURE_NOTE = {
     "audit": "Drawn by `scripts/bench/audit_tables.py` from the ε table above: the diagonal is audited = configured "
-             "ε, a ring marks a DP point above it; each generator without an ε has a slot of its own at the right.",
+             "ε, the dotted line the largest ε the audit could prove, a ring marks a DP point above its ε; each generator without an ε has a slot of its own at the right.",
     "paper": "Drawn by `holdbench report paper` from the cells of the run in the first table above (synthpop "
              "skipped there).",
     "frontier": "The first figure of each dataset is drawn by `holdbench report frontier` from the cells of the "

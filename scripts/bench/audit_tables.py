@@ -4,8 +4,11 @@
 
 Writes
 - `epsilon.csv`: per cell, the generator (the class its config named), the configured ε (what the cell
-  recorded; empty for a generator without ε), the audited ε lower bound, the excess, the per-target
-  attack's largest and mean AUC, and the population MIA panel's best AUC;
+  recorded; empty for a generator without ε), the audited ε lower bound, the largest ε the audit could
+  prove at all (the bound of a perfect attack on its test fits: each target's members all called member,
+  its non-members none, at the run's confidence over the cell's targets, δ = 0; recomputed for every row
+  from targets.csv's counts), the excess, the per-target attack's largest and mean AUC, and the population
+  MIA panel's best AUC;
 - `targets.csv`: per cell and target, its rank, vulnerability score, AUC, TPR at low FPR, ε bound and
   the counts at the threshold (the cell's audit_targets.csv without the masked values);
 - `fit_times.csv` (with --fit-times): the lines scripts/bench/audit_fit_times.py printed, parsed (without
@@ -30,8 +33,9 @@ import numpy as np
 import pandas as pd
 from holdbench.benchmark.config import available, group_config, synthesizer_config
 from holdbench.benchmark.outputs.plots._base import safe
-from holdbench.benchmark.outputs.plots.audit import FIGURE, TABLE_COLUMNS, draw_audit, table_points
+from holdbench.benchmark.outputs.plots.audit import CEILING, FIGURE, TABLE_COLUMNS, draw_audit, table_points
 from holdbench.benchmark.outputs.results import load_results
+from holdbench.metrics.audit.bounds import epsilon_lower_bound
 
 _LINE = re.compile(r"^(?P<dataset>\S+) (?P<synthesizer>\S+)\s+rows (?P<rows>\d+) cols (?P<cols>\d+): fit\+sample "
                    r"median (?P<median>[\d.]+) s, max (?P<max>[\d.]+) s over (?P<repeats>\d+)$")
@@ -78,6 +82,31 @@ def _rows(res) -> tuple[list[dict], list[dict]]:
     return eps_rows, target_rows
 
 
+def with_ceilings(eps: pd.DataFrame, targets: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """`eps` with the column CEILING after the audited bound: per cell, the largest of its targets' bounds
+    under a perfect attack (all members called member, no non-member), each target at confidence
+    1 − (1 − confidence)/n_targets as the audit tests it, δ = 0."""
+    out = eps.drop(columns=[CEILING], errors="ignore")
+    value = {}
+    for key, rows in targets.groupby(KEY, sort=False):
+        per_target = 1 - (1 - confidence) / len(rows)
+        members = rows["TP/members"].astype(str).str.split("/").str[1].astype(int)
+        others = rows["FP/non-members"].astype(str).str.split("/").str[1].astype(int)
+        value[tuple(key)] = max(epsilon_lower_bound(int(m), 0, 0, int(n), per_target).epsilon
+                                for m, n in zip(members, others, strict=True))
+    col = [_fmt(value.get((str(d), str(s)), math.nan), 2) for d, s in out[KEY].astype(str).to_numpy()]
+    out.insert(list(out.columns).index(TABLE_COLUMNS["audited"]) + 1, CEILING, col)
+    return out
+
+
+def _confidence(res) -> float:
+    """The audit confidence this run's cells used (one for all of them)."""
+    seen = {float(c.metrics["audit_confidence"]) for c in res.cells if c.metrics.get("audit_confidence") is not None}
+    if len(seen) != 1:
+        raise SystemExit(f"the run's cells hold {len(seen)} audit confidences {sorted(seen)}: need exactly one")
+    return seen.pop()
+
+
 def _generator_of(name: str) -> str:
     """A kept row's generator when the committed table predates the column: its config's `_target_`."""
     target = synthesizer_config(name).get("_target_")
@@ -87,7 +116,7 @@ def _generator_of(name: str) -> str:
 def merged(new: pd.DataFrame, path: Path, study: dict) -> pd.DataFrame:
     """`new` plus the rows of the committed table at `path` whose cell (dataset, synthesizer) `new` does not
     hold, in the study config's order of datasets and synthesizers (then first seen)."""
-    old = pd.read_csv(path, dtype=str, keep_default_na=False)
+    old = pd.read_csv(path, dtype=str, keep_default_na=False).drop(columns=[CEILING], errors="ignore")  # recomputed
     if "synthesizer" in old and TABLE_COLUMNS["generator"] in new and TABLE_COLUMNS["generator"] not in old:
         old.insert(2, TABLE_COLUMNS["generator"], [_generator_of(n) for n in old["synthesizer"]])
     if list(old.columns) != list(new.columns):
@@ -131,6 +160,7 @@ def main() -> int:
                 raise SystemExit(f"--merge: {a.out_dir / name} does not exist (nothing to merge with)")
         eps = merged(eps, a.out_dir / "epsilon.csv", study)
         targets = merged(targets, a.out_dir / "targets.csv", study)
+    eps = with_ceilings(eps, targets, _confidence(res))
     prov_path = a.out_dir / "provenance.json"
     doc = json.loads(prov_path.read_text())
     base = next(t for t in doc["tables"] if t["file"] == "leaderboard.csv")

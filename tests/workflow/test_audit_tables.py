@@ -62,3 +62,38 @@ def test_the_figure_draws_from_the_table_and_rings_a_point_above_its_epsilon(tmp
     assert ((img[..., 0] > 180) & (img[..., 1] < 80) & (img[..., 2] < 80)).sum() == 0
     with pytest.raises(ValueError, match="no column"):
         table_points(table.drop(columns=[GEN]), "d")
+
+
+def _perfect(m: int, n: int, confidence: float) -> float:
+    """A perfect attack's bound written out: Clopper-Pearson at k = n has the closed form a^(1/n)."""
+    import math
+
+    a = (1 - confidence) / 2
+    tpr_lo, fpr_hi = a ** (1 / m), 1 - a ** (1 / n)
+    return max(math.log(tpr_lo / fpr_hi), math.log((1 - fpr_hi) / (1 - tpr_lo)))
+
+
+def test_the_largest_provable_epsilon_is_a_perfect_attacks_bound_per_cell(tmp_path):
+    from holdbench.benchmark.outputs.plots.audit import CEILING
+
+    with_ceilings = runpy.run_path(str(SCRIPT))["with_ceilings"]
+    eps = pd.DataFrame([_row("d", "cart", "", "0.00", "CART"), _row("d", "mst_eps1", "1", "0.00", "MST"),
+                        _row("d", "aim_eps1", "1", "", "AIM")])
+    targets = pd.DataFrame(
+        [{"dataset": "d", "synthesizer": "cart", "rank": r, "TP/members": f"3/{m}", "FP/non-members": f"0/{n}"}
+         for r, (m, n) in enumerate([(20, 20), (25, 15), (18, 22), (20, 20), (30, 10)], 1)]
+        + [{"dataset": "d", "synthesizer": "mst_eps1", "rank": r, "TP/members": "0/60", "FP/non-members": "1/60"}
+           for r in (1, 2, 3)])
+    out = with_ceilings(eps, targets, 0.95)
+    assert list(out.columns).index(CEILING) == list(out.columns).index(AUD) + 1
+    cart = max(_perfect(m, n, 1 - 0.05 / 5) for m, n in [(20, 20), (25, 15), (18, 22), (30, 10)])
+    assert out[CEILING].tolist() == [f"{cart:.2f}", f"{_perfect(60, 60, 1 - 0.05 / 3):.2f}", ""]
+    assert f"{_perfect(20, 20, 1 - 0.05 / 5):.2f}" == "1.19"  # the shipped audit's size: 20 + 20 test fits, 5 targets
+    assert out[CEILING].iloc[0] != "1.19"  # an unbalanced target's bound is the cell's largest
+    again = with_ceilings(out, targets, 0.99)  # a committed column is recomputed, not duplicated
+    assert list(again.columns) == list(out.columns) and again[CEILING].iloc[0] != out[CEILING].iloc[0]
+    # the figure draws it as a line of its own
+    path = draw_audit(table_points(out.assign(**{AUD: ["0.00", "0.00", "0.00"]}), "d"), "d", tmp_path / "c.png")
+    img = np.asarray(Image.open(path).convert("RGB")).astype(int)
+    purple = (abs(img[..., 0] - 148) < 20) & (abs(img[..., 1] - 103) < 20) & (abs(img[..., 2] - 189) < 20)
+    assert purple.sum() > 50

@@ -51,6 +51,8 @@ def tasks(study) -> list:
 
 #: epsilon.csv's columns the figure reads (scripts/bench/audit_tables.py writes them under these labels)
 TABLE_COLUMNS = {"generator": "generator", "epsilon": "configured ε", "audited": "audited ε (lower bound)"}
+#: epsilon.csv's column of the largest ε the cell's audit could prove (a perfect attack's bound)
+CEILING = "largest provable ε"
 
 
 def audit_points(cells: pd.DataFrame, summary: pd.DataFrame, dataset: str) -> pd.DataFrame:
@@ -80,6 +82,8 @@ def table_points(table: pd.DataFrame, dataset: str) -> pd.DataFrame:
         "generator": mine[TABLE_COLUMNS["generator"]].fillna("").astype(str).to_numpy(),
         "epsilon": pd.to_numeric(mine[TABLE_COLUMNS["epsilon"]], errors="coerce").to_numpy(float),
         "audited": pd.to_numeric(mine[TABLE_COLUMNS["audited"]], errors="coerce").to_numpy(float),
+        "ceiling": pd.to_numeric(mine[CEILING], errors="coerce").to_numpy(float) if CEILING in mine
+        else np.full(len(mine), np.nan),
         "reference": (mine["synthesizer"].astype(str) == REFERENCE_NAME).to_numpy()})
 
 
@@ -105,6 +109,11 @@ def draw_audit(points: pd.DataFrame, dataset: str, path: Path) -> Path | None:
     top = max(1.0, float(np.nanmax(y)) * 1.15)
     line = np.geomspace(lo / 1.5, hi * 1.5, 50)
     ax.plot(line, line, color="0.55", linestyle="--", linewidth=1, zorder=0, label="audited = configured ε")
+    ceilings = points["ceiling"].to_numpy(float) if "ceiling" in points else np.array([])
+    for k, c in enumerate(np.unique(ceilings[np.isfinite(ceilings)])):  # what a perfect attack would prove
+        ax.axhline(c, color="tab:purple", linestyle=":", linewidth=1, zorder=0,
+                   label="largest ε this audit can prove" if k == 0 else None)
+        top = max(top, c * 1.15)
     groups: dict[str, list[int]] = {}
     for i in np.flatnonzero(dp):
         groups.setdefault(str(points["generator"].iloc[i]) or names[i], []).append(int(i))
