@@ -455,10 +455,24 @@ def judge_cell(cell, gates: Gates, specs: list) -> list[dict]:
     by_name = metric_names(specs)
     rows = [_judge_test(cell, t) if t.test else _judge_metric(cell, t, by_name) for t in gates.targets]
     if cell.metrics.get(AUDIT_TARGET.metric) is not None and AUDIT_TARGET.name not in {t.name for t in gates.targets}:
-        row = _judge_metric(cell, AUDIT_TARGET, by_name)
-        row["detail"] = f"{row['detail']}; {cell.metrics.get('audit_evidence') or ''}".rstrip("; ")
-        rows.append(row)
+        rows.append(_judge_audit(cell, by_name))
     return rows
+
+
+def _judge_audit(cell, by_name: dict) -> dict:
+    """AUDIT_TARGET's row; n/a when the configured ε is at or above what the audit's test fits can prove
+    at all (audit_epsilon_provable): no outcome of the attack could have failed the cell."""
+    m = cell.metrics
+    provable, configured = m.get("audit_epsilon_provable"), m.get("audit_epsilon_configured")
+    if provable is not None and configured is not None and math.isfinite(float(provable)) \
+            and float(configured) >= float(provable):
+        why = (f"{AUDIT_TARGET.name}: untested, the audit's {m.get('audit_n_fits_test')} test fits can prove at most "
+               f"ε {float(provable):.2f}, below the configured ε {float(configured):g} (more n_fits_test raise it)")
+        return _row(cell, AUDIT_TARGET.name, float(m.get(AUDIT_TARGET.metric)), AUDIT_TARGET.threshold, math.nan, NA,
+                    why, why)
+    row = _judge_metric(cell, AUDIT_TARGET, by_name)
+    row["detail"] = f"{row['detail']}; {m.get('audit_evidence') or ''}".rstrip("; ")
+    return row
 
 
 #: judged for every cell whose metrics hold it (a DP generator's cell in a study with the `audit` family,

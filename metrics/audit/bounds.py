@@ -74,6 +74,13 @@ def epsilon_lower_bound(tp: int, fn: int, fp: int, tn: int, confidence: float = 
     return EpsilonBound(max(0.0, *forms), tp, fn, fp, tn, tpr_lo, fpr_hi, confidence, delta)
 
 
+def largest_provable(members: int, nonmembers: int, confidence: float, delta: float = 0.0) -> float:
+    """The largest ε bound any test can show on this many member and non-member trials: that of a perfect
+    test (every member called member, no non-member), at `confidence`. A mechanism whose ε is above it
+    cannot be shown to exceed its ε with these trials, whatever it leaks."""
+    return epsilon_lower_bound(members, 0, 0, nonmembers, confidence, delta).epsilon
+
+
 def _log_ratio(num: float, den: float) -> float:
     if num <= 0:
         return 0.0

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from holdbench.metrics.audit.bounds import best_threshold, bound_at
+from holdbench.metrics.audit.bounds import best_threshold, bound_at, largest_provable
 from holdbench.metrics.audit.targets import SCORE, masked, select_targets
 from holdbench.metrics.registry import EvalData, MetricFamily, artifact, metric
 
@@ -63,6 +63,9 @@ class AuditResult:
         meaning="audit_epsilon_lower minus the ε the cell's generator was configured with (DP generators only); "
                 "above 0 the implementation or its preprocessing leaks more than its ε allows.")
     audit_epsilon_configured: float | None = None
+    audit_epsilon_provable: float = math.nan
+    """the largest ε bound a perfect attack could show on the cell's test fits (bounds.largest_provable, the
+    largest over its targets at their Bonferroni confidence): a configured ε at or above it is untested"""
     audit_delta: float = 0.0
     audit_confidence: float = 0.95
     audit_n_targets: int = 0
@@ -149,6 +152,7 @@ class Audit(MetricFamily):
         shown = masked(data.train[cols].iloc[rows].reset_index(drop=True), data.train[cols], data.kinds)
         tab = pd.concat([pd.DataFrame({"rank": np.arange(1, len(rows) + 1), "row_of_T": rows,
                                        "vulnerability": scores}), shown.add_prefix("value:"), tab], axis=1)
+        provable = max(largest_provable(int(r.tp + r.fn), int(r.fp + r.tn), per_conf, delta) for r in tab.itertuples())
         worst = int(tab["epsilon_lower"].to_numpy().argmax())
         w = tab.iloc[worst]
         eps_lb = float(w["epsilon_lower"])
@@ -160,7 +164,8 @@ class Audit(MetricFamily):
             audit_auc_max=float(tab["auc"].max()), audit_auc_mean=float(tab["auc"].mean()),
             audit_tpr_low_fpr_max=float(tab["tpr_at_low_fpr"].max()), audit_epsilon_lower=eps_lb,
             audit_epsilon_excess=eps_lb - float(eps_conf) if eps_conf is not None else math.nan,
-            audit_epsilon_configured=None if eps_conf is None else float(eps_conf), audit_delta=delta,
+            audit_epsilon_configured=None if eps_conf is None else float(eps_conf),
+            audit_epsilon_provable=provable, audit_delta=delta,
             audit_confidence=self.confidence, audit_n_targets=len(rows), audit_n_fits_train=n_train,
             audit_n_fits_test=self.n_fits_test, audit_worst_target=worst + 1, audit_evidence=evidence,
             seconds_audit=round(time.perf_counter() - t0, 3), audit_targets=tab)

@@ -35,7 +35,7 @@ from holdbench.benchmark.config import available, group_config, synthesizer_conf
 from holdbench.benchmark.outputs.plots._base import safe
 from holdbench.benchmark.outputs.plots.audit import CEILING, FIGURE, TABLE_COLUMNS, draw_audit, table_points
 from holdbench.benchmark.outputs.results import load_results
-from holdbench.metrics.audit.bounds import epsilon_lower_bound
+from holdbench.metrics.audit.bounds import largest_provable
 
 _LINE = re.compile(r"^(?P<dataset>\S+) (?P<synthesizer>\S+)\s+rows (?P<rows>\d+) cols (?P<cols>\d+): fit\+sample "
                    r"median (?P<median>[\d.]+) s, max (?P<max>[\d.]+) s over (?P<repeats>\d+)$")
@@ -92,7 +92,7 @@ def with_ceilings(eps: pd.DataFrame, targets: pd.DataFrame, confidence: float) -
         per_target = 1 - (1 - confidence) / len(rows)
         members = rows["TP/members"].astype(str).str.split("/").str[1].astype(int)
         others = rows["FP/non-members"].astype(str).str.split("/").str[1].astype(int)
-        value[tuple(key)] = max(epsilon_lower_bound(int(m), 0, 0, int(n), per_target).epsilon
+        value[tuple(key)] = max(largest_provable(int(m), int(n), per_target)
                                 for m, n in zip(members, others, strict=True))
     col = [_fmt(value.get((str(d), str(s)), math.nan), 2) for d, s in out[KEY].astype(str).to_numpy()]
     out.insert(list(out.columns).index(TABLE_COLUMNS["audited"]) + 1, CEILING, col)

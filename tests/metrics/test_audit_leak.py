@@ -5,6 +5,8 @@ membership-inference panel, whose targets are random records, does not (AUC near
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -58,6 +60,10 @@ def test_outlier_copier_is_flagged_by_the_audit_not_by_the_population_panel(tmp_
     assert res.audit_auc_max > 0.9
     assert res.audit_epsilon_lower > 1.0
     assert res.audit_epsilon_excess == pytest.approx(res.audit_epsilon_lower - 1.0)
+    # 20 member and 20 non-member test fits per target, 3 targets: a perfect attack's bound, in closed form
+    lo = (0.05 / n_targets / 2) ** (1 / 20)
+    assert res.audit_epsilon_provable == pytest.approx(math.log(lo / (1 - lo)), rel=1e-9)
+    assert res.audit_epsilon_lower <= res.audit_epsilon_provable
     assert set(res.audit_targets["rank"]) == {1, 2, 3}
     panel = MembershipInference(n_targets=500, n_bootstrap=0).compute(data)
     assert panel.mia_auc_max < 0.6

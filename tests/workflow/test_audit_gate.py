@@ -31,3 +31,19 @@ def test_dp_cell_over_its_epsilon_fails_with_the_evidence():
 def test_dp_cell_within_its_epsilon_passes_and_non_dp_cells_are_not_judged():
     assert rows({"audit_epsilon_lower": 0.0, "audit_epsilon_excess": -1.0})["audited_epsilon"]["verdict"] == PASS
     assert rows({"audit_epsilon_lower": 2.0, "audit_epsilon_excess": None}) == {}
+
+
+def test_dp_cell_configured_above_what_the_audit_can_prove_is_untested_not_passed():
+    from holdbench.benchmark.outputs.gates import NA
+
+    base = {"audit_epsilon_lower": 0.0, "audit_epsilon_provable": 1.19, "audit_n_fits_test": 40}
+    row = rows({**base, "audit_epsilon_configured": 10.0, "audit_epsilon_excess": -10.0})["audited_epsilon"]
+    assert row["verdict"] == NA
+    assert "untested" in row["why"] and "at most ε 1.19" in row["why"] and "configured ε 10" in row["why"]
+    assert rows({**base, "audit_epsilon_configured": 1.0, "audit_epsilon_excess": -1.0})["audited_epsilon"]["verdict"] == PASS
+    over = rows({**base, "audit_epsilon_lower": 1.1, "audit_epsilon_configured": 0.1, "audit_epsilon_excess": 1.0,
+                 "audit_evidence": "target 1: 20 of 20"})["audited_epsilon"]
+    assert over["verdict"] == FAIL and "20 of 20" in over["detail"]
+    # a cell evaluated before the field existed is judged as before
+    assert rows({"audit_epsilon_lower": 0.0, "audit_epsilon_configured": 10.0,
+                 "audit_epsilon_excess": -10.0})["audited_epsilon"]["verdict"] == PASS
