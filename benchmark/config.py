@@ -199,9 +199,10 @@ def load_group(group: str, name: str, overrides: Iterable[str] = (), add_keys: b
     """
     check_name(group, name)
     if name not in config_files(group):
+        known = available(group)
         raise ConfigError(
-            f"unknown {group} {name!r}{did_you_mean([name], available(group))}: no {name}.yaml in {_where(group)} "
-            f"(known: {', '.join(available(group))})"
+            f"unknown {group} {name!r}{did_you_mean([name], known)}: no {name}.yaml in {_where(group)} "
+            f"(known: {', '.join(known)})"
         )
     from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException

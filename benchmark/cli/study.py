@@ -162,10 +162,10 @@ def _run(args) -> int:
     study = config["study"]
     from holdbench.benchmark.config import ConfigError, available, check_name, config_file, did_you_mean
 
-    if check_name("study", study) not in available("study"):  # before its results directory gets a log
-        raise ConfigError(f"unknown study {study!r}{did_you_mean([study], available('study'))}: "
-                          f"no {config_file('study', study)} "
-                          f"(known: {', '.join(available('study'))})")
+    known = available("study")
+    if check_name("study", study) not in known:  # before its results directory gets a log
+        raise ConfigError(f"unknown study {study!r}{did_you_mean([study], known)}: no {config_file('study', study)} "
+                          f"(known: {', '.join(known)})")
     from holdbench.benchmark.cli.progress import Progress
     from holdbench.benchmark.layout import STOP_NOTE, StudyLayout
     from holdbench.benchmark.layout import results_root

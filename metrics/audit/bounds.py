@@ -74,6 +74,12 @@ def epsilon_lower_bound(tp: int, fn: int, fp: int, tn: int, confidence: float = 
     return EpsilonBound(max(0.0, *forms), tp, fn, fp, tn, tpr_lo, fpr_hi, confidence, delta)
 
 
+def per_target_confidence(confidence: float, n_targets: int) -> float:
+    """The level each of `n_targets` bounds is computed at so that all of them hold together with
+    probability ≥ `confidence` (Bonferroni)."""
+    return 1 - (1 - confidence) / n_targets
+
+
 def largest_provable(members: int, nonmembers: int, confidence: float, delta: float = 0.0) -> float:
     """The largest ε bound any test can show on this many member and non-member trials: that of a perfect
     test (every member called member, no non-member), at `confidence`. A mechanism whose ε is above it

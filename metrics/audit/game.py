@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from holdbench.metrics.audit.bounds import best_threshold, bound_at, largest_provable
+from holdbench.metrics.audit.bounds import best_threshold, bound_at, largest_provable, per_target_confidence
 from holdbench.metrics.audit.targets import SCORE, masked, select_targets
 from holdbench.metrics.registry import EvalData, MetricFamily, artifact, metric
 
@@ -144,7 +144,7 @@ class Audit(MetricFamily):
                              f"{n_train + self.n_fits_test}")
         eps_conf = self.cell.get("epsilon")
         delta = float(self.cell.get("delta") or 0.0)
-        per_conf = 1 - (1 - self.confidence) / len(rows)
+        per_conf = per_target_confidence(self.confidence, len(rows))
         table = []
         for i in range(len(rows)):
             table.append(self._target(feats[:, i], labels[:, i], n_train, per_conf, delta, i))

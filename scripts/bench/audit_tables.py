@@ -35,7 +35,7 @@ from holdbench.benchmark.config import available, group_config, synthesizer_conf
 from holdbench.benchmark.outputs.plots._base import safe
 from holdbench.benchmark.outputs.plots.audit import CEILING, FIGURE, TABLE_COLUMNS, draw_audit, table_points
 from holdbench.benchmark.outputs.results import load_results
-from holdbench.metrics.audit.bounds import largest_provable
+from holdbench.metrics.audit.bounds import largest_provable, per_target_confidence
 
 _LINE = re.compile(r"^(?P<dataset>\S+) (?P<synthesizer>\S+)\s+rows (?P<rows>\d+) cols (?P<cols>\d+): fit\+sample "
                    r"median (?P<median>[\d.]+) s, max (?P<max>[\d.]+) s over (?P<repeats>\d+)$")
@@ -89,7 +89,7 @@ def with_ceilings(eps: pd.DataFrame, targets: pd.DataFrame, confidence: float) -
     out = eps.drop(columns=[CEILING], errors="ignore")
     value = {}
     for key, rows in targets.groupby(KEY, sort=False):
-        per_target = 1 - (1 - confidence) / len(rows)
+        per_target = per_target_confidence(confidence, len(rows))
         members = rows["TP/members"].astype(str).str.split("/").str[1].astype(int)
         others = rows["FP/non-members"].astype(str).str.split("/").str[1].astype(int)
         value[tuple(key)] = max(largest_provable(int(m), int(n), per_target)
