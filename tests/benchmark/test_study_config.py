@@ -123,3 +123,14 @@ def test_direct_yaml_reading_equals_hydra(group):
         assert [n for n in names if _plain_config(group, n, ()) is None] == []
     for name in names:
         assert json.dumps(group_config(group, name)) == json.dumps(to_container(load_group(group, name))), name
+
+
+@pytest.mark.parametrize("name", available("study"))
+def test_every_study_can_be_checked_against_its_default_gates(name):
+    """`holdbench check <study>` refuses a gates file naming a metric its families do not compute: every shipped
+    study's metrics config holds every metric its default gates name."""
+    from holdbench.benchmark.config import metric_specs
+    from holdbench.benchmark.outputs.gates import check_metrics, default_gates, load_gates
+
+    summary = load_study(name).summary()
+    check_metrics(load_gates(default_gates(summary)), metric_specs(summary["metrics"]))
