@@ -91,11 +91,19 @@ def run(args: argparse.Namespace) -> int:
                            seed=args.seed, values=args.values, sep=args.sep, max_rows=args.max_rows,
                            strict=args.strict, log=lambda m: print(f"[holdbench] {m}", file=sys.stderr, flush=True))
     for name, v in outcome.verdicts.items():
-        print(f"S {name}: {v['verdict']}" + (f" (failed: {', '.join(v['failed'])})" if v["failed"] else ""))
+        print(verdict_line(name, v))
     print(f"wrote {outcome.html}, {outcome.json.name}, {outcome.summary.name}")
     if outcome.exit_code:
         print("quality gates FAILED", file=sys.stderr)
     return outcome.exit_code
+
+
+def verdict_line(name: str, verdict: dict) -> str:
+    """'S name: FAIL (failed: a, b)' or 'S name: pass (not judged: c)': one S's verdict as the command prints it."""
+    notes = [f"{what}: {', '.join(verdict.get(key) or [])}" for key, what in (("failed", "failed"),
+                                                                             ("not_judged", "not judged, n/a"))
+             if verdict.get(key)]
+    return f"S {name}: {verdict['verdict']}" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def _from_json(items: list[str], synthetic: dict[str, str]) -> dict[str, str]:
@@ -118,7 +126,7 @@ def _run_pairs(args: argparse.Namespace) -> int:
         raise ValueError("give --out DIR: the directory for report.html, report.json and summary.md")
     outcome = build_pair_report(args, log=lambda m: print(f"[holdbench] {m}", file=sys.stderr, flush=True))
     for name, v in outcome.verdicts.items():
-        print(f"S {name}: {v['verdict']}" + (f" (failed: {', '.join(v['failed'])})" if v["failed"] else ""))
+        print(verdict_line(name, v))
     print(f"wrote {outcome.html}, {outcome.json.name}, {outcome.summary.name}")
     if outcome.exit_code:
         print("quality gates FAILED", file=sys.stderr)

@@ -193,19 +193,82 @@ def metric_names(specs: list) -> dict[str, Any]:
 
 
 def check_metrics(gates: Gates, specs: list) -> None:
-    """Every metric target names a registry metric with an interval where `use` asks for one."""
+    """Every metric target names a registry metric with an interval where `use` asks for one.
+
+    A metric that `specs` (the families being judged) lack but a family of some metrics config computes
+    is not an error: its target is n/a on every cell, naming that family (`uncomputed_reason`), as for
+    any other missing input. A name no family gives is refused, with the nearest names."""
     known = metric_names(specs)
     for t in gates.targets:
         if t.metric is None:
             continue
-        if t.metric not in known:
-            from holdbench.benchmark.config import did_you_mean
+        spec = known.get(t.metric)
+        if spec is None:
+            elsewhere = metrics_of_every_family()
+            if t.metric not in elsewhere:
+                from holdbench.benchmark.config import did_you_mean
 
-            raise ValueError(f"gates file {gates.source}: target {t.name!r}: {t.metric!r} is not a metric of "
-                             f"this study's families{did_you_mean([t.metric], known)}")
-        if t.use != "value" and not known[t.metric].interval:
+                raise ValueError(f"gates file {gates.source}: target {t.name!r}: {t.metric!r} is not a metric of "
+                                 f"any metric family{did_you_mean([t.metric], [*known, *elsewhere])}")
+            spec = elsewhere[t.metric]
+        if t.use != "value" and not spec.interval:
             raise ValueError(f"gates file {gates.source}: target {t.name!r}: {t.metric!r} has no interval, "
                              f"so `use: {t.use}` has nothing to compare")
+
+
+def metrics_of_every_family() -> dict[str, Any]:
+    """Metric name (and the names of its interval's ends) -> its registry spec, over the families of every
+    metrics config on the config search path."""
+    return _every_family()[0]
+
+
+def families_writing(field: str) -> list[str]:
+    """The metric families (of any metrics config on the search path) whose results hold `field`: a metric,
+    an artifact (`<field>.csv`) or another value of their result type."""
+    return sorted(_every_family()[1].get(field, ()))
+
+
+def _every_family() -> tuple[dict[str, Any], dict[str, set[str]]]:
+    """(metrics_of_every_family, field -> family names) for the current config search path, built once; a
+    metrics config that cannot be read is left out here (a study that uses it is refused when it loads it)."""
+    from holdbench.benchmark import config as hconfig
+
+    key = tuple(str(p) for p in hconfig.search_path())
+    if key not in _EVERY_FAMILY:
+        import dataclasses
+
+        from holdbench.metrics.registry import specs_of
+
+        metrics: dict[str, Any] = {}
+        fields: dict[str, set[str]] = {}
+        for cfg_name in hconfig.available("metrics"):
+            try:
+                classes = hconfig.metric_family_classes(hconfig.group_config("metrics", cfg_name))
+            except (ImportError, ValueError):  # ConfigError is a ValueError
+                continue
+            for family, cls in classes.items():
+                metrics.update(metric_names(specs_of(cls.result_type)))
+                for f in dataclasses.fields(cls.result_type):
+                    fields.setdefault(f.name, set()).add(family)
+        _EVERY_FAMILY[key] = (metrics, fields)
+    return _EVERY_FAMILY[key]
+
+
+_EVERY_FAMILY: dict[tuple[str, ...], tuple[dict, dict]] = {}
+
+
+def uncomputed_reason(metric: str) -> str:
+    """Why a gate's metric has no value when the families judged do not include one that computes it."""
+    return f"{metric} not computed{_given_by(metric) or ': no metric family gives it'}"
+
+
+def _given_by(field: str) -> str:
+    """' (written by the metric family 'privacy', which this evaluation skipped or does not have)', or ''."""
+    families = families_writing(field)
+    if not families:
+        return ""
+    return (f" (written by the metric family {' or '.join(repr(f) for f in families)}, which this evaluation "
+            f"skipped or does not have)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,7 +334,7 @@ _N_HOLDOUT = ("n_holdout", "n_subjects_holdout")
 def _dcr_inputs(cell, artifact: str = TEST_ARTIFACTS["dcr"]) -> tuple[tuple, str] | str:
     table = cell.artifacts.get(artifact)
     if table is None or not {"distance", "to_train"} <= set(table.columns):
-        return f"no {artifact}.csv in this cell"
+        return f"no {artifact}.csv in this cell{_given_by(artifact)}"
     ref_col, ref_name = (("holdout_to_train", "H's DCR to T") if "holdout_to_train" in table.columns
                          else ("to_holdout", "S's DCR to H"))
     if ref_col not in table.columns:
@@ -290,7 +353,7 @@ def _sample_from_quantiles(quantiles: np.ndarray, values: np.ndarray, n: int) ->
 def _nndr_inputs(cell, artifact: str = TEST_ARTIFACTS["nndr"]) -> tuple[tuple, str] | str:
     table = cell.artifacts.get(artifact)
     if table is None or not {"quantile", "synthetic", "holdout"} <= set(table.columns):
-        return f"no {artifact}.csv in this cell"
+        return f"no {artifact}.csv in this cell{_given_by(artifact)}"
     t = table[["quantile", "synthetic", "holdout"]].apply(pd.to_numeric, errors="coerce").dropna()
     if len(t) < 2:
         return f"{artifact}.csv has fewer than 2 quantiles"
@@ -298,7 +361,7 @@ def _nndr_inputs(cell, artifact: str = TEST_ARTIFACTS["nndr"]) -> tuple[tuple, s
     n_h = next(filter(None, (_count(cell.metrics.get(k)) for k in _N_HOLDOUT)), 0)
     if not n_s or not n_h:
         return (f"metrics.json lacks {'/'.join(_N_SYNTHETIC)} or {'/'.join(_N_HOLDOUT)} (the sample sizes of "
-                "the NNDR test)")
+                f"the NNDR test){_given_by(_N_SYNTHETIC[0])}")
     q = t["quantile"].to_numpy()
     s = np.round(_sample_from_quantiles(q, t["synthetic"].to_numpy(), n_s), 12)
     h = np.round(_sample_from_quantiles(q, t["holdout"].to_numpy(), n_h), 12)
@@ -346,7 +409,7 @@ def verdict_name(t: Target, specs: list) -> str:
     """A gate named by what it tests and its reference, e.g. 'DCR share vs holdout, 95% interval low <= 0.52'."""
     if t.test is not None:
         return _TEST_NAMES[t.test]
-    spec = metric_names(specs).get(t.metric)
+    spec = metric_names(specs).get(t.metric) or metrics_of_every_family().get(t.metric)
     label = spec.label if spec is not None else t.metric
     end = {"ci_low": ", 95% interval low", "ci_high": ", 95% interval high"}.get(t.use, "")
     ref = " vs holdout" if t.metric in ("dcr_share", "gower_dcr_share") else ""
@@ -391,7 +454,7 @@ def _judge_test(cell, t: Target) -> dict:
 def _metric_value(cell, t: Target, specs_by_name: dict[str, Any]) -> tuple[float, str]:
     name = t.metric
     if t.use != "value":
-        spec = specs_by_name.get(name)
+        spec = specs_by_name.get(name) or metrics_of_every_family().get(name)
         if spec is None or not spec.interval:
             return math.nan, f"{name} has no interval"
         name = spec.interval[0 if t.use == "ci_low" else 1]
@@ -432,7 +495,8 @@ def _number(value: float, digits: int) -> str:
 def _judge_metric(cell, t: Target, specs_by_name: dict[str, Any]) -> dict:
     value, name = _metric_value(cell, t, specs_by_name)
     if math.isnan(value):
-        return _missing(cell, t, f"{name} not computed for this cell")
+        return _missing(cell, t, f"{name} not computed for this cell" if t.metric in specs_by_name
+                        else uncomputed_reason(t.metric))
     ok = (t.min is None or value >= t.min) and (t.max is None or value <= t.max)
     return _row(cell, t.name, value, t.threshold, math.nan, PASS if ok else FAIL, f"{name} = {value:.4g}",
                 _why_metric(cell, t, specs_by_name.get(t.metric), value, ok))

@@ -103,6 +103,30 @@ def test_unknown_metric_is_named_with_a_suggestion(study):
         verdicts(results, gates)
 
 
+def test_a_metric_of_a_family_the_evaluation_lacks_is_na_naming_that_family(study):
+    """The fabricated study's families are fidelity and privacy: a gate on the MIA panel's AUC (the `attacks`
+    family of conf/metrics/default.yaml) is n/a on every judged cell, saying which family computes it, and a
+    failure when required; a name no family gives is still refused."""
+    results = load_results(study.path)
+    assert "mia_auc_max" not in {s.name for s in results.specs}
+    gates = parse_gates({"targets": {"mia": {"metric": "mia_auc_max", "max": 0.6},
+                                     "mia_required": {"metric": "mia_auc_max", "max": 0.6, "required": True},
+                                     "fid": {"metric": "F2_ratio", "max": 100}}})
+    table = verdicts(results, gates)
+    judged = table[~table["reference"].astype(bool) & (table["target"] != "cell status")]
+    n_cells = judged["cell_id"].nunique()  # the ok cells that are not the holdout row
+    assert n_cells == 5 and len(judged) == 3 * n_cells
+    mia = judged[judged["target"] == "mia"]
+    assert set(mia["verdict"]) == {NA}
+    assert mia["why"].str.contains("mia_auc_max not computed (written by the metric family 'attacks', which "
+                                   "this evaluation skipped or does not have)", regex=False).all()
+    assert set(judged.loc[judged["target"] == "mia_required", "verdict"]) == {FAIL}
+    assert set(judged.loc[judged["target"] == "fid", "verdict"]) == {PASS}
+    with pytest.raises(ValueError, match=r"'mia_auc_maxx' is not a metric of any metric family "
+                                         r"\(did you mean 'mia_auc_max'"):
+        verdicts(results, parse_gates({"targets": {"x": {"metric": "mia_auc_maxx", "max": 0.6}}}))
+
+
 def test_unknown_gates_name():
     with pytest.raises(ValueError, match=r"no gates config 'nope': "):  # nothing close: no suggestion
         load_gates("nope")

@@ -117,3 +117,22 @@ def test_a_single_synthetic_row_gives_a_report_saying_what_is_missing(files, tmp
     assert any("fewer than 2 records" in r["why"] for r in rows)
     assert "Not computed, and why" in (out / "report.html").read_text(encoding="utf-8")
     assert _run(files, tmp_path / "strict", one, extra=("--strict", *cheap)) == 1
+
+
+def test_skipping_the_family_a_gate_reads_leaves_that_gate_not_judged_and_says_so(files, tmp_path, capsys):
+    """`--skip privacy` with the default gates: the report is written, the privacy gates are n/a naming the skipped
+    family (a failure with --strict), and the verdict lines say which gates were not judged."""
+    out = tmp_path / "out"
+    skip = ("--skip", "privacy", "--skip", "attacks", "--skip", "legal", "--skip", "utility")
+    assert _run(files, out, files["fresh"], extra=skip) == 0
+    printed = capsys.readouterr().out
+    assert ("S fresh: pass (not judged, n/a: dcr_distribution, nndr_distribution, dcr_share_interval, "
+            "exact_copies)") in printed
+    rep = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    rows = {r["gate"]: r for r in rep["synthetic"]["fresh"]["verdict"]["rows"]}
+    assert rows["accuracy"]["verdict"] == "pass"
+    assert {g for g, r in rows.items() if r["verdict"] == "n/a"} == {
+        "dcr_distribution", "nndr_distribution", "dcr_share_interval", "exact_copies"}
+    assert "written by the metric family 'privacy', which this evaluation skipped" in rows["exact_copies"]["why"]
+    assert "not judged (n/a): dcr_distribution" in (out / "summary.md").read_text(encoding="utf-8")
+    assert _run(files, tmp_path / "strict", files["fresh"], extra=("--strict", *skip)) == 1

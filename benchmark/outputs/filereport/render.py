@@ -106,7 +106,9 @@ def summary_md(rep: dict) -> str:
              f"| S | verdict | failed gates | {WORST_LABEL} |", "| --- | --- | --- | --- |"]
     for n in names:
         v = rep["synthetic"][n]["verdict"]
-        lines.append(f"| {cell(n)} | {v['verdict']} | {cell(', '.join(v['failed']) or 'none')} | {worst_text(v)} |")
+        unjudged = v.get("not_judged")
+        failed = (', '.join(v['failed']) or 'none') + (f"; not judged (n/a): {', '.join(unjudged)}" if unjudged else "")
+        lines.append(f"| {cell(n)} | {v['verdict']} | {cell(failed)} | {worst_text(v)} |")
     for n in names:
         lines += ["", f"## {cell(n)}", ""]
         lines += [f"- {r['verdict']}: {cell(r['tests'])}: {cell(r['why'])}" for r in rep["synthetic"][n]["verdict"]["rows"]]

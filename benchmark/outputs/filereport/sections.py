@@ -26,6 +26,9 @@ def verdict(rep: dict, specs: list) -> str:
         out.append(f'<h3 id="verdict-s{i}">S {esc(name)}: {badge(j["verdict"])}</h3>')
         if j["failed"]:
             out.append(f"<p>Fails: {esc(', '.join(j['failed']))}.</p>")
+        if j.get("not_judged"):
+            out.append(f"<p>Not judged (n/a, the reason in words below): {esc(', '.join(j['not_judged']))}; "
+                       "the verdict says nothing about these.</p>")
         out.append(table(["what it tests (reference)", "gate", "value", "threshold", "p", "verdict", "in words"],
                          rows, f"tbl-gates-s{i}", {2, 4}))
     out.append(_comparison(rep, names))

@@ -26,7 +26,8 @@ def file_results(evaluations: list, specs: list, kind: str = "flat", dataset: st
 
 
 def judge(evaluations: list, specs: list, gates, kind: str = "flat") -> dict:
-    """{S name: {"verdict", "failed", "worst", "rows": [...]}} of the gates; each row names what it tests and
+    """{S name: {"verdict", "failed", "worst", "rows": [...], "not_judged"}} of the gates (`not_judged`: the gates
+    that are n/a for S, which a pass says nothing about); each row names what it tests and
     says how many times the allowed deviation its value is (`excess`, see gate_excess; None when it cannot
     be said or is infinite); `worst` is the largest excess over the gates S fails (None when none fails or
     a failed gate has no excess: such an S ranks last among those that fail)."""
@@ -51,7 +52,8 @@ def judge(evaluations: list, specs: list, gates, kind: str = "flat") -> dict:
         excess = [r["excess"] for r in failed]
         worst = None if not excess or None in excess else max(excess)
         out[ev.name] = {"verdict": FAIL if (v == FAIL).any() else PASS if (v == PASS).any() else NA,
-                        "failed": [r["gate"] for r in failed], "worst": worst, "rows": rows}
+                        "failed": [r["gate"] for r in failed], "worst": worst, "rows": rows,
+                        "not_judged": [r["gate"] for r in rows if r["verdict"] == NA]}
     return out
 
 
