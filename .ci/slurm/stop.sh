@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Stop the one-node SLURM started by .ci/slurm/start.sh (only the daemons it started, by pid).
-# Leaves the packages and /etc/slurm/slurm.conf in place; `--purge` also removes the
-# configuration (only if start.sh wrote it) and the scratch directory.
+# Stop the one-node SLURM started by .ci/slurm/start.sh (only the daemons it started, by pid), and
+# remove /etc/slurm/slurm.conf if start.sh wrote it (start.sh writes it again): with a configuration
+# naming a controller that no longer answers, every Snakemake start on this machine, a local run
+# included, waits 9 s while the SLURM executor plugin asks `scontrol show config` (with no configuration
+# scontrol fails at once). Leaves the packages in place; `--purge` also removes the scratch directory.
 set -uo pipefail
 DIR="${HOLDBENCH_SLURM_DIR:-/tmp/holdbench-slurm}"
 CONF=/etc/slurm/slurm.conf
@@ -19,8 +21,6 @@ for name in slurmd slurmctld munge/munged; do
   rm -f "$pidfile"
 done
 printf 'unavailable: stopped by .ci/slurm/stop.sh\n' >"$DIR/status" 2>/dev/null || true
-if [ "${1:-}" = "--purge" ]; then
-  grep -qF "$MARK" "$CONF" 2>/dev/null && rm -f "$CONF"
-  rm -rf "$DIR"
-fi
+grep -qF "$MARK" "$CONF" 2>/dev/null && rm -f "$CONF"
+[ "${1:-}" = "--purge" ] && rm -rf "$DIR"
 exit 0
