@@ -230,7 +230,7 @@ def _one_cell(dataset: str | None, synthetic: Path, res, specs: list, kind: str)
     return StudyResults(StudyLayout(Path(".")), study, [cell], cells_table([cell]), specs)
 
 
-def _fmt(value: float, signed: bool) -> str:
+def value_text(value: float, signed: bool) -> str:
     """A test's effect with its sign; a metric's value as it is."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
@@ -243,7 +243,7 @@ def render(table: pd.DataFrame) -> str:
     """The verdict table as fixed-width text: cell, target, value, threshold, verdict, detail."""
     rows = [("cell", "target", "value", "threshold", "verdict", "detail")]
     for _, r in table.iterrows():
-        rows.append((canonical(r["dataset"], r["synthesizer"], r["seed"]), str(r["target"]), _fmt(r["value"], not math.isnan(r["pvalue"])),
+        rows.append((canonical(r["dataset"], r["synthesizer"], r["seed"]), str(r["target"]), value_text(r["value"], not math.isnan(r["pvalue"])),
                      str(r["threshold"]), str(r["verdict"]), str(r["detail"])))
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:5], widths)) + "  " + row[5] for row in rows]
