@@ -123,6 +123,13 @@ def test_readme_study_command(tmp_path):
     assert sorted(board["synthesizer"].unique()) == ["cart", "holdout"]
     assert set(board["status"]) == {"ok"}
     assert "[holdbench] demo: 4 cell(s): 4 ok" in proc.stdout
+    # the cell line the guides show as an example is this run's, metric for metric (its timings vary)
+    ran = next(line for line in proc.stdout.splitlines() if line.startswith("[holdbench] demo/seed0/cart: ok"))
+    for guide in ("docs/getting-started.md", "docs/guides/studies-and-configuration.md"):
+        shown = next(line for line in (REPO / guide).read_text().splitlines()
+                     if line.startswith("[holdbench] demo/seed0/cart: ok"))
+        metrics = shown.split(" | ", 1)[1].removesuffix(" | ...")
+        assert metrics in ran.split(" | ", 1)[1], (guide, ran)
 
 
 # ---------------------------------------------------------------- getting started
