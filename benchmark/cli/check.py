@@ -302,7 +302,8 @@ def _judge(args: argparse.Namespace, results, gates, unfinished: list[str]) -> i
     unjudged = int((judged["verdict"] == NA).sum())
     failed = int((judged["verdict"] == FAIL).sum()) + (unjudged if args.strict else 0)
     print(f"\n{len(per_cell)} cell(s): {counts[PASS]} pass, {counts[FAIL]} FAIL, {counts[NA]} n/a"
-          + (f"; {unjudged} target(s) n/a count as failures (--strict)" if args.strict and unjudged else ""))
+          + (f"; {unjudged} target(s) n/a count as failures (--strict)" if args.strict and unjudged
+             else f"; {unjudged} target(s) n/a, not judged (--strict fails them)" if unjudged else ""))
     for line in unfinished:
         print(line)
     if unfinished and args.strict:

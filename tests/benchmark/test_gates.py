@@ -219,8 +219,10 @@ def test_check_strict_and_usage_errors(study, tmp_path, capsys):
     gates = _write(tmp_path, "targets:\n  dcr: {test: dcr}\n")
     no_hist = "/".join(map(str, NO_DISTANCE_CELL))
     assert main(["check", str(study.path), "--gates", str(gates), "--cell", no_hist]) == 0  # n/a only
+    assert "1 cell(s): 0 pass, 0 FAIL, 1 n/a; 1 target(s) n/a, not judged (--strict fails them)" in \
+        capsys.readouterr().out
     assert main(["check", str(study.path), "--gates", str(gates), "--cell", no_hist, "--strict"]) == 1
-    capsys.readouterr()
+    assert "1 target(s) n/a count as failures (--strict)" in capsys.readouterr().out
     assert main(["check", str(study.path), "--gates", str(gates), "--cell", "alpha/nope/0"]) == 2
     assert "no cell alpha/nope/0" in capsys.readouterr().err
     assert main(["check", str(study.path), "--gates", str(tmp_path / "missing.yaml")]) == 2
