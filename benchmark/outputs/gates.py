@@ -531,12 +531,27 @@ def _judge_audit(cell, by_name: dict) -> dict:
     if provable is not None and configured is not None and math.isfinite(float(provable)) \
             and float(configured) >= float(provable):
         why = (f"{AUDIT_TARGET.name}: untested, the audit's {m.get('audit_n_fits_test')} test fits can prove at most "
-               f"ε {float(provable):.2f}, below the configured ε {float(configured):g} (more n_fits_test raise it)")
+               f"ε {float(provable):.2f}, below the configured ε {float(configured):g}{_fits_needed(m, float(configured))}")
         return _row(cell, AUDIT_TARGET.name, float(m.get(AUDIT_TARGET.metric)), AUDIT_TARGET.threshold, math.nan, NA,
                     why, why)
     row = _judge_metric(cell, AUDIT_TARGET, by_name)
     row["detail"] = f"{row['detail']}; {m.get('audit_evidence') or ''}".rstrip("; ")
     return row
+
+
+def _fits_needed(m: dict, configured: float) -> str:
+    """', which needs n_fits_test >= N' (N: the fewest balanced test fits on which a perfect attack's bound,
+    at the cell's confidence over its targets and its δ, exceeds the configured ε), or what raises it."""
+    from holdbench.metrics.audit.bounds import per_target_confidence, trials_needed
+
+    try:
+        confidence = per_target_confidence(float(m["audit_confidence"]), int(m["audit_n_targets"]))
+        members = trials_needed(configured, confidence, float(m.get("audit_delta") or 0.0))
+    except (KeyError, TypeError, ValueError):
+        return " (more n_fits_test raise it)"
+    if members is None:
+        return " (no feasible number of test fits can prove it)"
+    return f"; proving it needs n_fits_test >= {2 * members:,}"
 
 
 #: judged for every cell whose metrics hold it (a DP generator's cell in a study with the `audit` family,

@@ -87,6 +87,28 @@ def largest_provable(members: int, nonmembers: int, confidence: float, delta: fl
     return epsilon_lower_bound(members, 0, 0, nonmembers, confidence, delta).epsilon
 
 
+def trials_needed(epsilon: float, confidence: float, delta: float = 0.0, limit: int = 10**12) -> int | None:
+    """The fewest member trials m (with as many non-member trials) on which a perfect test's bound exceeds
+    `epsilon` (largest_provable(m, m, ...) > epsilon): below that no attack, however good, can show that a
+    mechanism configured at `epsilon` leaks more. None when even `limit` trials are not enough."""
+    if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon >= 0):
+        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
+
+    def enough(m: int) -> bool:
+        return largest_provable(m, m, confidence, delta) > epsilon
+
+    hi = 1
+    while not enough(hi):
+        if hi >= limit:
+            return None
+        hi = min(2 * hi, limit)
+    lo = hi // 2  # not enough (or 0)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
+    return hi
+
+
 def _log_ratio(num: float, den: float) -> float:
     if num <= 0:
         return 0.0

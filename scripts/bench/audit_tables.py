@@ -1,6 +1,7 @@
 """The audit study's committed tables (results/published/audit/) and its figures, beside the leaderboard export.
 
     python scripts/bench/audit_tables.py results/audit results/published/audit [--merge] [--fit-times LOG ...]
+    python scripts/bench/audit_tables.py results/audit_recheck results/published/audit --recheck
 
 Writes
 - `epsilon.csv`: per cell, the generator (the class its config named), the configured ε (what the cell
@@ -14,6 +15,9 @@ Writes
 - `fit_times.csv` (with --fit-times): the lines scripts/bench/audit_fit_times.py printed, parsed (without
   --fit-times the committed file and its provenance stay);
 - the figures `results/img/<study>/audit_<dataset>.png` (--figures), drawn from epsilon.csv as written;
+- with --recheck (a run of the `audit_recheck` study: some of the audit's cells again, with more test fits on
+  shadow fits of another seed): only `recheck.csv`, each re-run cell's committed epsilon.csv row beside this
+  run's (test fits, shadow seed, the per-target AUCs, the audited and the largest provable ε);
 and adds their entries to provenance.json (run `docs/gen/export_results.py` first: it writes the
 leaderboard and the provenance file these join). With --merge, the committed rows of cells this run
 does not hold are kept (as `export_results.py --merge` keeps the leaderboard's): a run of a few cells
@@ -32,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from holdbench.benchmark.config import available, group_config, synthesizer_config
+from holdbench.benchmark.outputs.leaderboard import provenance
 from holdbench.benchmark.outputs.plots._base import safe
 from holdbench.benchmark.outputs.plots.audit import CEILING, FIGURE, TABLE_COLUMNS, draw_audit, table_points
 from holdbench.benchmark.outputs.results import load_results
@@ -135,6 +140,62 @@ def merged(new: pd.DataFrame, path: Path, study: dict) -> pd.DataFrame:
     return both.iloc[np.argsort(rank.to_numpy(), kind="stable")].reset_index(drop=True)
 
 
+RECHECK_SIDES = ("first run", "re-check")
+
+
+def recheck_table(committed: pd.DataFrame, eps: pd.DataFrame, shadow_seeds: tuple[int, int]) -> pd.DataFrame:
+    """Per cell of `eps` (this run, with ceilings): its committed row of epsilon.csv beside it, side by side."""
+    first = committed.set_index(KEY)
+    rows = []
+    for _, r in eps.iterrows():
+        key = (str(r["dataset"]), str(r["synthesizer"]))
+        if key not in first.index:
+            raise SystemExit(f"--recheck: {key[0]}/{key[1]} has no row in the committed epsilon.csv to re-check")
+        old = first.loc[key]
+        row = {"dataset": key[0], "synthesizer": key[1], TABLE_COLUMNS["generator"]: r[TABLE_COLUMNS["generator"]],
+               TABLE_COLUMNS["epsilon"]: r[TABLE_COLUMNS["epsilon"]]}
+        for side, src, seed in zip(RECHECK_SIDES, (old, r), shadow_seeds, strict=True):
+            row.update({f"{side}: test fits": src["test fits"], f"{side}: shadow seed": seed,
+                        f"{side}: audit AUC max": src["audit AUC max"], f"{side}: audit AUC mean": src["audit AUC mean"],
+                        f"{side}: {TABLE_COLUMNS['audited']}": src[TABLE_COLUMNS["audited"]],
+                        f"{side}: {CEILING}": src[CEILING]})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _shadow_seed(metrics: str | dict) -> int:
+    """The audit family's seed in a metrics config, named or as a run saved it (the family's default when the
+    config does not set it)."""
+    import inspect
+
+    from holdbench.metrics.audit import Audit
+
+    cfg = group_config("metrics", metrics) if isinstance(metrics, str) else metrics
+    audit = (cfg.get("families") or {}).get("audit") or {}
+    return int(audit.get("seed", inspect.signature(Audit).parameters["seed"].default))
+
+
+def write_recheck(res, eps: pd.DataFrame, out_dir: Path, study_dir: Path) -> int:
+    committed = pd.read_csv(out_dir / "epsilon.csv", dtype=str, keep_default_na=False)
+    first_metrics = group_config("study", "audit")["metrics"]
+    table = recheck_table(committed, eps.astype(str), (_shadow_seed(first_metrics), _shadow_seed(res.study["metrics"])))
+    table.to_csv(out_dir / "recheck.csv", index=False)
+    prov_path = out_dir / "provenance.json"
+    doc = json.loads(prov_path.read_text())
+    base = next(t for t in doc["tables"] if t["file"] == "epsilon.csv")
+    command = f"python scripts/bench/audit_tables.py {study_dir} {out_dir} --recheck"
+    entry = {"file": "recheck.csv", "title": "Cells re-audited with more test fits on another shadow seed",
+             "command": f"holdbench run {res.name}; {command}",
+             "source": f"the first run's columns from epsilon.csv, the re-check's from the {res.name} study's cells "
+                       f"(metrics.json, audit_targets.csv), by scripts/bench/audit_tables.py --recheck",
+             "run_commit": ", ".join(c[:7] for c in provenance(res)[2]) or None, "machine": base.get("machine"),
+             "date": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
+    doc["tables"] = [t for t in doc["tables"] if t["file"] != "recheck.csv"] + [entry]
+    prov_path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    print(f"{out_dir}: recheck.csv ({len(table)} cells)")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("study_dir", type=Path)
@@ -143,6 +204,8 @@ def main() -> int:
                     help="keep the committed rows of cells this run does not hold (run export_results.py --merge first)")
     ap.add_argument("--figures", type=Path, help="where the figures go (default: results/img/<study> beside out_dir's "
                     "results/published)")
+    ap.add_argument("--recheck", action="store_true",
+                    help="write only recheck.csv: this run's cells beside their committed epsilon.csv rows")
     ap.add_argument("--fit-times", nargs="*", type=Path, default=[])
     ap.add_argument("--fit-times-command", default="python scripts/bench/audit_fit_times.py --dataset adult")
     a = ap.parse_args()
@@ -153,6 +216,8 @@ def main() -> int:
     eps = pd.DataFrame(eps_rows)
     targets = pd.DataFrame(target_rows)
     a.out_dir.mkdir(parents=True, exist_ok=True)
+    if a.recheck:
+        return write_recheck(res, with_ceilings(eps, targets, _confidence(res)), a.out_dir, a.study_dir)
     if a.merge:
         study = dict(group_config("study", res.name)) if res.name in available("study") else res.study
         for name in ("epsilon.csv", "targets.csv"):

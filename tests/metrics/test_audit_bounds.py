@@ -90,3 +90,26 @@ def test_threshold_search_agrees_with_the_scalar_bound():
     t = best_threshold(scores, labels, CONF, 0.0)
     best = max(bound_at(scores, labels, c, CONF, 0.0).epsilon for c in np.unique(scores))
     assert bound_at(scores, labels, t, CONF, 0.0).epsilon == pytest.approx(best, rel=1e-12)
+
+
+@pytest.mark.parametrize("epsilon", [0.05, 0.5, 1.0, 1.19, 3.0, 10.0])
+@pytest.mark.parametrize("confidence", [0.95, 0.99])
+def test_trials_needed_is_the_closed_form_of_a_perfect_attack(epsilon, confidence):
+    """A perfect test on m members and m non-members proves log(a^(1/m) / (1 - a^(1/m))) with a = (1 - c)/2
+    (Clopper-Pearson at k = n: a^(1/m)); it exceeds ε from m > log(a) / log(sigmoid(ε)), written here with math."""
+    from holdbench.metrics.audit.bounds import largest_provable, trials_needed
+
+    a = (1 - confidence) / 2
+    closed = math.floor(math.log(a) / math.log(1 / (1 + math.exp(-epsilon)))) + 1
+    m = trials_needed(epsilon, confidence)
+    assert m == closed
+    assert largest_provable(m, m, confidence) > epsilon >= largest_provable(m - 1, m - 1, confidence)
+
+
+def test_trials_needed_gives_up_past_its_limit_and_refuses_a_bad_epsilon():
+    from holdbench.metrics.audit.bounds import trials_needed
+
+    assert trials_needed(40.0, 0.99, limit=10**9) is None
+    for bad in (-1.0, math.inf, math.nan, "1"):
+        with pytest.raises(ValueError, match="epsilon must be"):
+            trials_needed(bad, 0.95)

@@ -47,3 +47,17 @@ def test_dp_cell_configured_above_what_the_audit_can_prove_is_untested_not_passe
     # a cell evaluated before the field existed is judged as before
     assert rows({"audit_epsilon_lower": 0.0, "audit_epsilon_configured": 10.0,
                  "audit_epsilon_excess": -10.0})["audited_epsilon"]["verdict"] == PASS
+
+
+def test_an_untested_cell_says_how_many_test_fits_would_test_it():
+    from holdbench.benchmark.outputs.gates import NA
+
+    base = {"audit_epsilon_lower": 0.0, "audit_epsilon_provable": 1.19, "audit_n_fits_test": 40,
+            "audit_confidence": 0.95, "audit_n_targets": 5, "audit_delta": 1e-9}
+    row = rows({**base, "audit_epsilon_configured": 10.0, "audit_epsilon_excess": -10.0})["audited_epsilon"]
+    assert row["verdict"] == NA
+    # 5 targets at 0.95 together: each at 0.99, a = 0.005; a perfect attack on m members and m non-members
+    # proves log(a^(1/m) / (1 - a^(1/m))), above 10 from m = floor(log(a) / log(sigmoid(10))) + 1 = 116,706
+    assert row["why"].endswith("; proving it needs n_fits_test >= 233,412"), row["why"]
+    row = rows({**base, "audit_epsilon_configured": 3.0, "audit_epsilon_excess": -3.0})["audited_epsilon"]
+    assert row["why"].endswith("; proving it needs n_fits_test >= 220"), row["why"]

@@ -97,3 +97,24 @@ def test_the_largest_provable_epsilon_is_a_perfect_attacks_bound_per_cell(tmp_pa
     img = np.asarray(Image.open(path).convert("RGB")).astype(int)
     purple = (abs(img[..., 0] - 148) < 20) & (abs(img[..., 1] - 103) < 20) & (abs(img[..., 2] - 189) < 20)
     assert purple.sum() > 50
+
+
+def test_recheck_puts_each_rerun_cell_beside_its_committed_row_and_refuses_an_unknown_one():
+    recheck_table = runpy.run_path(str(SCRIPT))["recheck_table"]
+    ceiling = runpy.run_path(str(SCRIPT))["CEILING"]
+
+    def row(synth: str, fits: str, auc: str, audited: str, provable: str) -> dict:
+        return {**_row("adult", synth, "0.1", audited, "AIM"), "test fits": fits, "audit AUC max": auc,
+                "audit AUC mean": "0.5", ceiling: provable}
+
+    committed = pd.DataFrame([row("cart", "40", "0.810", "0.00", "1.19"), row("aim_eps0.1", "40", "0.770", "0.00", "1.19")])
+    new = pd.DataFrame([row("aim_eps0.1", "120", "0.540", "0.00", "2.23")])
+    out = recheck_table(committed, new, (0, 1))
+    assert len(out) == 1
+    got = out.iloc[0]
+    assert (got["synthesizer"], got[GEN], got[EPS]) == ("aim_eps0.1", "AIM", "0.1")
+    assert (got["first run: test fits"], got["first run: shadow seed"], got["first run: audit AUC max"]) == ("40", 0, "0.770")
+    assert (got["re-check: test fits"], got["re-check: shadow seed"], got["re-check: audit AUC max"]) == ("120", 1, "0.540")
+    assert (got[f"first run: {ceiling}"], got[f"re-check: {ceiling}"]) == ("1.19", "2.23")
+    with pytest.raises(SystemExit, match="adult/mst_eps1 has no row"):
+        recheck_table(committed, pd.DataFrame([row("mst_eps1", "120", "0.5", "0.00", "2.23")]), (0, 1))
