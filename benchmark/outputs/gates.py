@@ -540,8 +540,9 @@ def _judge_audit(cell, by_name: dict) -> dict:
 
 
 def _fits_needed(m: dict, configured: float) -> str:
-    """', which needs n_fits_test >= N' (N: the fewest balanced test fits on which a perfect attack's bound,
-    at the cell's confidence over its targets and its δ, exceeds the configured ε), or what raises it."""
+    """'; proving it needs n_fits_test >= N' (N: the fewest balanced test fits on which a perfect attack's bound,
+    at the cell's confidence over its targets and its δ, exceeds the configured ε); a cell whose metrics lack
+    the audit's confidence or targets (evaluated before they were recorded) gets ' (more n_fits_test raise it)'."""
     from holdbench.metrics.audit.bounds import per_target_confidence, trials_needed
 
     try:
