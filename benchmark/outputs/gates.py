@@ -71,6 +71,14 @@ class Target:
     """A missing input is a failure rather than n/a."""
     description: str = ""
 
+    def shift_fails(self, res: ShiftTest) -> bool:
+        """A distribution test's verdict: significant (p < alpha) AND larger than max_effect."""
+        return res.pvalue < self.alpha and res.effect > self.max_effect
+
+    def admits(self, value: float) -> bool:
+        """A threshold's verdict: value within [min, max] (a bound not set does not apply)."""
+        return (self.min is None or value >= self.min) and (self.max is None or value <= self.max)
+
     @property
     def threshold(self) -> str:
         if self.test is not None:
@@ -444,7 +452,7 @@ def _judge_test(cell, t: Target) -> dict:
     res = shift_test(vs, cs, vr, cr)
     if math.isnan(res.effect):
         return _missing(cell, t, f"{what}: fewer than 2 records on a side")
-    fails = res.pvalue < t.alpha and res.effect > t.max_effect
+    fails = t.shift_fails(res)
     detail = (f"{what}: effect {res.effect:+.4f} (A = {res.effect + 0.5:.4f}), one-sided Brunner-Munzel "
               f"p = {res.pvalue:.3g}, n_S = {res.n_synthetic:,}, n_ref = {res.n_reference:,}")
     return _row(cell, t.name, res.effect, t.threshold, res.pvalue, FAIL if fails else PASS, detail,
@@ -497,7 +505,7 @@ def _judge_metric(cell, t: Target, specs_by_name: dict[str, Any]) -> dict:
     if math.isnan(value):
         return _missing(cell, t, f"{name} not computed for this cell" if t.metric in specs_by_name
                         else uncomputed_reason(t.metric))
-    ok = (t.min is None or value >= t.min) and (t.max is None or value <= t.max)
+    ok = t.admits(value)
     return _row(cell, t.name, value, t.threshold, math.nan, PASS if ok else FAIL, f"{name} = {value:.4g}",
                 _why_metric(cell, t, specs_by_name.get(t.metric), value, ok))
 

@@ -164,15 +164,11 @@ def recheck_table(committed: pd.DataFrame, eps: pd.DataFrame, shadow_seeds: tupl
 
 
 def _shadow_seed(metrics: str | dict) -> int:
-    """The audit family's seed in a metrics config, named or as a run saved it (the family's default when the
-    config does not set it)."""
-    import inspect
-
-    from holdbench.metrics.audit import Audit
+    """The audit family's seed in a metrics config, named or as a run saved it (defaults filled by the family)."""
+    from holdbench.benchmark.workflow.audit import family
 
     cfg = group_config("metrics", metrics) if isinstance(metrics, str) else metrics
-    audit = (cfg.get("families") or {}).get("audit") or {}
-    return int(audit.get("seed", inspect.signature(Audit).parameters["seed"].default))
+    return family(cfg["families"]["audit"]).seed
 
 
 def write_recheck(res, eps: pd.DataFrame, out_dir: Path, study_dir: Path) -> int:

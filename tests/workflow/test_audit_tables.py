@@ -100,8 +100,8 @@ def test_the_largest_provable_epsilon_is_a_perfect_attacks_bound_per_cell(tmp_pa
 
 
 def test_recheck_puts_each_rerun_cell_beside_its_committed_row_and_refuses_an_unknown_one():
-    recheck_table = runpy.run_path(str(SCRIPT))["recheck_table"]
-    ceiling = runpy.run_path(str(SCRIPT))["CEILING"]
+    script = runpy.run_path(str(SCRIPT))
+    recheck_table, ceiling = script["recheck_table"], script["CEILING"]
 
     def row(synth: str, fits: str, auc: str, audited: str, provable: str) -> dict:
         return {**_row("adult", synth, "0.1", audited, "AIM"), "test fits": fits, "audit AUC max": auc,
