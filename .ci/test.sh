@@ -9,7 +9,8 @@
 #   bash .ci/test.sh -m "not slow"        the quick tier for development
 # With CI=true (CI runs it so) --with-slurm is implied. Other arguments go to pytest.
 # Tests run in HOLDBENCH_TEST_WORKERS pytest-xdist workers (default 2, one per core; whole files
-# per worker, so a module's fixtures are built once); HOLDBENCH_TEST_WORKERS=0 runs them serially.
+# per worker, so a module's fixtures are built once; the longest files first, tests/conftest.py's LONGEST_FIRST);
+# HOLDBENCH_TEST_WORKERS=0 runs them serially.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WITH_SLURM=0
@@ -45,7 +46,7 @@ trap 'exit 143' TERM
 set +e
 WORKERS="${HOLDBENCH_TEST_WORKERS:-2}"
 xdist=()
-[ "$WORKERS" != 0 ] && xdist=(-n "$WORKERS" --dist loadfile)
+[ "$WORKERS" != 0 ] && xdist=(-n "$WORKERS" --dist loadfile --no-loadscope-reorder)
 python3 -m pytest -q ${xdist[@]+"${xdist[@]}"} ${args[@]+"${args[@]}"}
 rc=$?
 set -e

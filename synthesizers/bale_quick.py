@@ -82,6 +82,7 @@ import numpy as np
 import pandas as pd
 
 from holdbench.synthesizers._bq_models import (
+    FEATURE_MAPS,
     CartStep,
     Encoded,
     Marginal,
@@ -572,7 +573,9 @@ class BQMNL(_BaleQuick):
     """Bale & Quick with an L1 multinomial logit per categorical column; `c_range` bounds its C
     (searched in log10 C). `max_iter` caps saga's epochs per fit: a cold fit per C asked for
     (`c_grid` null), or each point of the column's regularisation path over the `c_grid` points,
-    warm-started from the point before (`_bq_models.MNLPath`)."""
+    warm-started from the point before (`_bq_models.MNLPath`). `features` maps the predictors
+    before their polynomial terms: standardised (Bale & Quick's code) or quantile (T's quantiles
+    in [-1, 1], on which saga converges much further in the same epochs; `_bq_models._features`)."""
 
     _param = "C"
 
@@ -581,7 +584,8 @@ class BQMNL(_BaleQuick):
                  max_tuning_seconds=14400, pmse_degree=3, pmse_max_design_mb=None, xi=0.01, clip=True,
                  disclosure_reduction=False, disclosure_bound=3.0, disclosure_delta=None,
                  disclosure_max_rounds=50, point_mass_share=0.5, k_step=10, c_grid=17, pmse_form="bale_quick",
-                 fresh_seeds=True, rescore_top=5, rescore_sets=10, gp_noise="white", check_sets=10) -> None:
+                 fresh_seeds=True, rescore_top=5, rescore_sets=10, gp_noise="white", check_sets=10,
+                 features="standardised") -> None:
         lo, hi = _range("c_range", c_range, float, 0.0)
         if lo <= 0:
             raise ValueError(f"bale_quick: c_range must be positive, got {c_range!r}")
@@ -593,6 +597,9 @@ class BQMNL(_BaleQuick):
         if not float(tol) > 0:
             raise ValueError(f"bale_quick: tol must be > 0, got {tol!r}")
         self.tol = float(tol)
+        if features not in FEATURE_MAPS:
+            raise ValueError(f"bale_quick: features must be one of {list(FEATURE_MAPS)}, got {features!r}")
+        self.features = features
         super().__init__(k_range, visit_order, init_points, n_iter, optimizer_seeds, m, tuning_rows,
                          max_tuning_seconds, pmse_degree, pmse_max_design_mb, xi, clip, disclosure_reduction,
                          disclosure_bound, disclosure_delta, disclosure_max_rounds, point_mass_share, k_step,
@@ -617,8 +624,9 @@ class BQMNL(_BaleQuick):
 
     def _fit_step(self, j, x, y, value, seed):
         if self._c_points is None:
-            return MNLStep(x, y, float(value), seed, degree=self.poly_degree, max_iter=self.max_iter, tol=self.tol)
+            return MNLStep(x, y, float(value), seed, degree=self.poly_degree, max_iter=self.max_iter, tol=self.tol,
+                           features=self.features)
         if j not in self._paths:
             self._paths[j] = MNLPath(x, y, self._c_points, seed, degree=self.poly_degree, max_iter=self.max_iter,
-                                     tol=self.tol)
+                                     tol=self.tol, features=self.features)
         return self._paths[j].at(self._c_index(value))

@@ -35,3 +35,36 @@ def _keep_library_path():
         os.environ.pop("LD_LIBRARY_PATH", None)
     else:
         os.environ["LD_LIBRARY_PATH"] = saved
+
+
+# Test files that take a minute or more on a 2-core machine (pytest --durations), longest first. They
+# are scheduled before every other file, which keeps its collection order after them: with
+# `--dist loadfile --no-loadscope-reorder` (.ci/test.sh) the workers take the long files first and the
+# short ones even out the end, instead of one worker running a long file alone at the end (xdist's
+# own order puts the files with the most tests first, and these have few). A file missing here only
+# runs later; a stale entry costs time, never a result.
+LONGEST_FIRST = (
+    "tests/workflow/test_no_silent_mixing.py",
+    "tests/workflow/test_demo_study.py",
+    "tests/workflow/test_shards_and_healing.py",
+    "tests/synthesizers/test_synthpop.py",
+    "tests/workflow/test_slurm_live.py",
+    "tests/synthesizers/test_plugin_generators.py",
+    "tests/docs/test_guides_blocks.py",
+    "tests/workflow/test_stop_signals.py",
+    "tests/workflow/test_progress_run.py",
+    "tests/workflow/test_paper_published.py",
+    "tests/docs/test_extending_recipes.py",
+    "tests/workflow/test_extending_metric.py",
+    "tests/workflow/test_extending_synthesizer.py",
+    "tests/workflow/test_faults.py",
+    "tests/workflow/test_tracking_and_containment.py",
+    "tests/sequential/test_sequential_workflow.py",
+    "tests/workflow/test_sharded_workflow.py",
+    "tests/benchmark/test_evaluate_cli.py",
+)
+
+
+def pytest_collection_modifyitems(items):
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))

@@ -7,7 +7,7 @@ R's synthpop CART at its defaults), the synthesizer is fitted on T (seed `--seed
 is scored against T in Bale & Quick's pMSE form (degree 3): the mean with a 95% t-interval over the
 sets, the SD of one set's ratio, the share of sets in [0.9, 1.15]. For bq_* also the kept
 parameters, the fit's own check sets (`info()`: scored after the choice, on seeds of their own)
-and where K sits in `k_range`, for bq_mnl the number of points of its C grid; fit CPU and wall
+and where K sits in `k_range`, for bq_mnl the number of points of its C grid and its feature map; fit CPU and wall
 seconds. One CSV row per fit is appended to `--out` (header written when the file is new; a file of
 other columns is refused), so one fit at a time can be run and collected.
 
@@ -33,7 +33,7 @@ from bq_objective_noise import SK_PROXY, load_table
 
 FIELDS = ["table", "synthesizer", "fit seed", "rows", "fresh sets", "fresh ratio, mean", "fresh ratio, 95% CI low",
           "fresh ratio, 95% CI high", "fresh ratio, set SD", "sets in [0.9, 1.15]", "check sets, mean",
-          "check sets, 95% CI", "m", "K", "k_range", "C grid", "kept parameters", "evaluations", "fit CPU s", "fit wall s"]
+          "check sets, 95% CI", "m", "K", "k_range", "C grid", "MNL features", "kept parameters", "evaluations", "fit CPU s", "fit wall s"]
 
 
 FIRST_SEED = 90_000  # the first fresh set's sample seed; set i draws with FIRST_SEED + i
@@ -115,6 +115,7 @@ def main(argv: list[str] | None = None) -> None:
                 params = info["best_params"]
                 row.update({"m": synth.m, "K": params.get("K", ""), "k_range": f"[{synth.k_range[0]}, {synth.k_range[1]}]",
                             "C grid": getattr(synth, "c_grid", None) or "",
+                            "MNL features": getattr(synth, "features", ""),
                             "kept parameters": json.dumps({k: (round(v, 4) if isinstance(v, float) else v)
                                                            for k, v in params.items() if k != "K"}),
                             "evaluations": info["n_distinct_evaluations"]})
