@@ -1,0 +1,52 @@
+"""What the Bale & Quick results page's captions (docs/gen/results.py) say about `bq_mnl`'s feature maps,
+against the committed tables in results/published/bale_quick/: a re-run that moves a value a caption relies
+on fails here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[2]
+BQ = REPO / "results" / "published" / "bale_quick"
+WINDOW = (0.9, 1.15)
+
+
+def test_saga_on_quantile_terms_ends_lower_in_every_step():
+    """The saga caption: on the quantile terms (rows of squared norm at most the number of terms, against
+    about a million standardised) the same path ends below the standardised path and the clipped one in
+    every step."""
+    table = pd.read_csv(BQ / "saga_convergence.csv")
+    assert len(table) >= 10
+    for _, row in table.iterrows():
+        assert row["quantile norm2"] <= row["terms"] < row["max row norm2"] / 100, row["step"]
+        assert row["quantile"] < min(row["path"], row["clip3"]), row["step"]
+
+
+def test_quantile_features_keep_the_sk_proxy_fits_in_the_window():
+    """fresh_sets.csv: every sk-proxy fit with features=quantile keeps its fresh-set mean in Bale & Quick's
+    window, as the default's fits do."""
+    table = pd.read_csv(BQ / "fresh_sets.csv")
+    mnl = table[table["synthesizer"] == "bq_mnl"]
+    for settings in ("the defaults", "the defaults with features=quantile"):
+        means = mnl.loc[mnl["settings"] == settings, "fresh ratio, mean"]
+        assert len(means) == 3, settings
+        assert means.between(*WINDOW).all(), (settings, list(means))
+
+
+def test_quantile_features_do_not_bring_bq_mnl_to_the_window_on_the_paper_tables():
+    """fresh_sets_paper.csv's caption: at the default spaces (k_range [10, 200], C on 17 points) the quantile
+    row is a little below the standardised one on online-shoppers and still outside the window, and far above
+    it on adult (95% intervals disjoint both times)."""
+    table = pd.read_csv(BQ / "fresh_sets_paper.csv")
+    mnl = table[(table["synthesizer"] == "bq_mnl") & (table["k_range"] == "[10, 200]") & (table["C grid"] == 17)]
+    rows = {(r["table"], r["MNL features"]): r for _, r in mnl.iterrows()}
+    assert set(rows) == {(t, f) for t in ("online-shoppers", "adult") for f in ("standardised", "quantile")}
+    low, high = "fresh ratio, 95% CI low", "fresh ratio, 95% CI high"
+    shoppers_std, shoppers_q = rows[("online-shoppers", "standardised")], rows[("online-shoppers", "quantile")]
+    assert shoppers_q[high] < shoppers_std[low]
+    assert shoppers_std["fresh ratio, mean"] - shoppers_q["fresh ratio, mean"] < 0.5  # "a little"
+    assert shoppers_q[low] > WINDOW[1] and shoppers_q["sets in [0.9, 1.15]"].startswith("0/")
+    adult_std, adult_q = rows[("adult", "standardised")], rows[("adult", "quantile")]
+    assert adult_q[low] > adult_std[high] and adult_q["fresh ratio, mean"] > 1.5 * adult_std["fresh ratio, mean"]
