@@ -4,6 +4,7 @@ on fails here."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -50,3 +51,22 @@ def test_quantile_features_do_not_bring_bq_mnl_to_the_window_on_the_paper_tables
     assert shoppers_q[low] > WINDOW[1] and shoppers_q["sets in [0.9, 1.15]"].startswith("0/")
     adult_std, adult_q = rows[("adult", "standardised")], rows[("adult", "quantile")]
     assert adult_q[low] > adult_std[high] and adult_q["fresh ratio, mean"] > 1.5 * adult_std["fresh ratio, mean"]
+
+
+def test_bq_mnl_with_bq_carts_widest_k_stays_out_of_the_window():
+    """fresh_sets_paper.csv's caption: over K in [10, 3200] bq_cart ends inside its range and in the window,
+    while bq_mnl's K ends at the top, nearly every column's C at the top of c_range, its ratio below its
+    default row's and still above the window."""
+    table = pd.read_csv(BQ / "fresh_sets_paper.csv")
+    shoppers = table[table["table"] == "online-shoppers"]
+    wide = shoppers[shoppers["k_range"] == "[10, 3200]"].set_index("synthesizer")
+    cart, mnl = wide.loc["bq_cart"], wide.loc["bq_mnl"]
+    assert cart["K"] < 3200 and WINDOW[0] <= cart["fresh ratio, mean"] <= WINDOW[1]
+    assert mnl["K"] == 3200 and mnl["MNL features"] == "standardised"
+    c_values = list(json.loads(mnl["kept parameters"]).values())
+    assert sum(c == 3.0 for c in c_values) >= len(c_values) - 1
+    default = shoppers[(shoppers["synthesizer"] == "bq_mnl") & (shoppers["k_range"] == "[10, 200]")
+                       & (shoppers["MNL features"] == "standardised") & (shoppers["C grid"] == 17)]
+    assert len(default) == 1
+    assert mnl["fresh ratio, 95% CI high"] < default["fresh ratio, 95% CI low"].iloc[0]
+    assert mnl["fresh ratio, 95% CI low"] > WINDOW[1]
