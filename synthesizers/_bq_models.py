@@ -230,6 +230,13 @@ FEATURE_MAPS = ("standardised", "quantile")
 """The predictor maps an MNL step can expand polynomially (`_features`)."""
 
 
+def check_feature_map(kind: str) -> str:
+    """`kind` if it is one of FEATURE_MAPS, else a ValueError naming the setting and the choices."""
+    if kind not in FEATURE_MAPS:
+        raise ValueError(f"bale_quick: features must be one of {list(FEATURE_MAPS)}, got {kind!r}")
+    return kind
+
+
 def _symmetric(u: np.ndarray) -> np.ndarray:
     """[0, 1] -> [-1, 1] (a module-level function, so a fitted feature map pickles)."""
     return 2.0 * u - 1.0
@@ -243,8 +250,9 @@ def _features(degree: int, kind: str = "standardised", n_rows: int | None = None
       row, no subsampling), then degree-d polynomial terms, not rescaled: every term lies in
       [-1, 1], so no row's squared norm exceeds the number of terms. saga's step size is inversely
       proportional to the largest squared row norm, which heavy-tailed numerics cubed and then
-      standardised make large (online-shoppers: 0.7-1.3 million, about 2,500 here), so within the
-      same epochs saga gets much nearer its optimum (saga_convergence.csv's quantile column).
+      standardised make large (online-shoppers: 0.7-1.3 million standardised, 750-2,600 on these
+      terms), so within the same epochs saga gets much nearer its optimum (saga_convergence.csv's
+      quantile column); the fresh-set ratios it leads to are no nearer 1 (fresh_sets_paper.csv).
     """
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import (
@@ -254,14 +262,12 @@ def _features(degree: int, kind: str = "standardised", n_rows: int | None = None
         StandardScaler,
     )
 
-    if kind == "standardised":
+    if check_feature_map(kind) == "standardised":
         return make_pipeline(StandardScaler(), PolynomialFeatures(degree, include_bias=False), StandardScaler())
-    if kind == "quantile":
-        rows = max(int(n_rows or 1), 1)
-        quantiles = QuantileTransformer(n_quantiles=min(1000, rows), subsample=rows, random_state=0)
-        return make_pipeline(quantiles, FunctionTransformer(_symmetric),
-                             PolynomialFeatures(degree, include_bias=False))
-    raise ValueError(f"bale_quick: features must be one of {list(FEATURE_MAPS)}, got {kind!r}")
+    rows = max(int(n_rows or 1), 1)
+    quantiles = QuantileTransformer(n_quantiles=min(1000, rows), subsample=rows, random_state=0)
+    return make_pipeline(quantiles, FunctionTransformer(_symmetric),
+                         PolynomialFeatures(degree, include_bias=False))
 
 
 def _null_saga(c: float, seed: int, max_iter: int, tol: float, n_features: int, y: np.ndarray):
@@ -294,12 +300,12 @@ def _fit_logit(logit, features: np.ndarray, y: np.ndarray) -> bool:
 
 class MNLStep:
     """L1-penalised multinomial logit (saga) on degree-d polynomial features of the predictors
-    (mapped as `features` says, see `_features`), fitted from the null model (`_null_saga`) with
-    at most `max_iter` epochs."""
+    (mapped as `feature_map` says, see `_features`), fitted from the null model (`_null_saga`)
+    with at most `max_iter` epochs."""
 
     def __init__(self, x: np.ndarray, y: np.ndarray, c: float, seed: int, *, degree: int,
-                 max_iter: int, tol: float, features: str = "standardised") -> None:
-        self.features = _features(degree, features, len(x))
+                 max_iter: int, tol: float, feature_map: str = "standardised") -> None:
+        self.features = _features(degree, feature_map, len(x))
         features = self.features.fit_transform(x)
         self.logit = _null_saga(c, seed, max_iter, tol, features.shape[1], y)
         self.converged = _fit_logit(self.logit, features, y)
@@ -337,13 +343,13 @@ class MNLPath:
     """
 
     def __init__(self, x: np.ndarray, y: np.ndarray, cs: np.ndarray, seed: int, *, degree: int,
-                 max_iter: int, tol: float, features: str = "standardised") -> None:
+                 max_iter: int, tol: float, feature_map: str = "standardised") -> None:
         cs = np.asarray(cs, dtype=float)
         if cs.ndim != 1 or len(cs) == 0 or np.any(np.diff(cs) <= 0):
             raise ValueError(f"bale_quick: an MNL path needs an ascending grid of C, got {cs!r}")
         self.cs, self._x, self._y, self._seed = cs, x, y, seed
-        self._degree, self._max_iter, self._tol, self._map = degree, max_iter, tol, features
-        _features(degree, features)  # an unknown map is refused here, before any fit
+        self._degree, self._max_iter, self._tol = degree, max_iter, tol
+        self._map = check_feature_map(feature_map)  # an unknown map is refused here, before any fit
         self._features = None
         self._logit = None
         self.steps: list[MNLStep] = []

@@ -82,13 +82,13 @@ import numpy as np
 import pandas as pd
 
 from holdbench.synthesizers._bq_models import (
-    FEATURE_MAPS,
     CartStep,
     Encoded,
     Marginal,
     Mixture,
     MNLPath,
     MNLStep,
+    check_feature_map,
     disclosure_spec,
     encode,
     generate,
@@ -575,7 +575,8 @@ class BQMNL(_BaleQuick):
     (`c_grid` null), or each point of the column's regularisation path over the `c_grid` points,
     warm-started from the point before (`_bq_models.MNLPath`). `features` maps the predictors
     before their polynomial terms: standardised (Bale & Quick's code) or quantile (T's quantiles
-    in [-1, 1], on which saga converges much further in the same epochs; `_bq_models._features`)."""
+    in [-1, 1], on which saga converges much further in the same epochs, though its synthetic data
+    is no nearer T's; `_bq_models._features`)."""
 
     _param = "C"
 
@@ -597,9 +598,7 @@ class BQMNL(_BaleQuick):
         if not float(tol) > 0:
             raise ValueError(f"bale_quick: tol must be > 0, got {tol!r}")
         self.tol = float(tol)
-        if features not in FEATURE_MAPS:
-            raise ValueError(f"bale_quick: features must be one of {list(FEATURE_MAPS)}, got {features!r}")
-        self.features = features
+        self.features = check_feature_map(features)
         super().__init__(k_range, visit_order, init_points, n_iter, optimizer_seeds, m, tuning_rows,
                          max_tuning_seconds, pmse_degree, pmse_max_design_mb, xi, clip, disclosure_reduction,
                          disclosure_bound, disclosure_delta, disclosure_max_rounds, point_mass_share, k_step,
@@ -625,8 +624,8 @@ class BQMNL(_BaleQuick):
     def _fit_step(self, j, x, y, value, seed):
         if self._c_points is None:
             return MNLStep(x, y, float(value), seed, degree=self.poly_degree, max_iter=self.max_iter, tol=self.tol,
-                           features=self.features)
+                           feature_map=self.features)
         if j not in self._paths:
             self._paths[j] = MNLPath(x, y, self._c_points, seed, degree=self.poly_degree, max_iter=self.max_iter,
-                                     tol=self.tol, features=self.features)
+                                     tol=self.tol, feature_map=self.features)
         return self._paths[j].at(self._c_index(value))

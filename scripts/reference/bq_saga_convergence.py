@@ -91,7 +91,7 @@ def rows(dataset: str, columns: list[str] | None) -> list[dict]:
             clipped = x.copy()
             clipped[:, :p] = np.clip(clipped[:, :p], -3.0, 3.0)
             clip = MNLPath(clipped, y, grid, 0, **fit).at(len(grid) - 1)
-            quant = MNLPath(x, y, grid, 0, **fit, features="quantile").at(len(grid) - 1)
+            quant = MNLPath(x, y, grid, 0, **fit, feature_map="quantile").at(len(grid) - 1)
             quant_feats = quant.features.transform(x)
             l2 = LogisticRegression(C=c_top, max_iter=5000).fit(feats, y)
             row = {"dataset": dataset, "step": step.label, "levels": k, "terms": feats.shape[1],

@@ -190,6 +190,11 @@ def test_bad_mnl_options():
         BQMNL(c_grid=1)
     with pytest.raises(ValueError, match="features must be one of .*standardised.*quantile.*'ranks'"):
         BQMNL(features="ranks")
+    from holdbench.synthesizers._bq_models import MNLPath
+
+    with pytest.raises(ValueError, match="features must be one of"):  # before any fit
+        MNLPath(np.zeros((4, 1)), np.array([0, 1, 0, 1]), np.array([1.0]), 0, degree=2, max_iter=5, tol=1e-4,
+                feature_map="ranks")
 
 
 @pytest.mark.parametrize("order, word", [
@@ -455,7 +460,8 @@ def test_quantile_features_let_saga_converge_further_than_standardised():
     y = ((rank + 0.3 * rng.normal(size=len(x))) > 0.5).astype(int) + (x[:, 2] >= 3)
     loss, norm = {}, {}
     for kind in ("standardised", "quantile"):
-        step = MNLPath(x, y, np.geomspace(0.01, 3.0, 5), 0, degree=3, max_iter=10, tol=1e-4, features=kind).at(4)
+        path = MNLPath(x, y, np.geomspace(0.01, 3.0, 5), 0, degree=3, max_iter=10, tol=1e-4, feature_map=kind)
+        step = path.at(4)
         feats = step.features.transform(x)
         loss[kind], norm[kind] = log_loss(y, step.logit.predict_proba(feats)), float((feats ** 2).sum(axis=1).max())
     assert norm["standardised"] > 1000 and norm["quantile"] <= feats.shape[1]
