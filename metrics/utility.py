@@ -44,7 +44,6 @@ from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 from scipy.linalg import lapack
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.metrics import roc_auc_score
@@ -371,12 +370,14 @@ def _independent_columns(x: np.ndarray) -> np.ndarray:
 
 def _logit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, str]:
     """Unpenalised logistic fit: estimates, standard errors, and a note on the method when not Newton."""
+    from statsmodels.discrete.discrete_model import Logit  # on use: importing statsmodels takes ~1.5 CPU s
+
     errors = []
     for method, kw in (("newton", {"maxiter": _NEWTON_ITER}), ("bfgs", {"maxiter": 2000})):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                fit = sm.Logit(y, x).fit(method=method, disp=0, **kw)
+                fit = Logit(y, x).fit(method=method, disp=0, **kw)
             params, bse = np.asarray(fit.params, float), np.asarray(fit.bse, float)
             if np.all(np.isfinite(params)):
                 note = "" if method == "newton" else f"BFGS after Newton failed ({errors[0]})"

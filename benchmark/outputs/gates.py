@@ -548,19 +548,28 @@ def _judge_audit(cell, by_name: dict) -> dict:
 
 
 def _fits_needed(m: dict, configured: float) -> str:
-    """'; proving it needs n_fits_test >= N' (N: the fewest balanced test fits on which a perfect attack's bound,
-    at the cell's confidence over its targets and its δ, exceeds the configured ε); a cell whose metrics lack
-    the audit's confidence or targets (evaluated before they were recorded) gets ' (more n_fits_test raise it)'."""
-    from holdbench.metrics.audit.bounds import per_target_confidence, trials_needed
+    """'; proving it needs n_fits_test >= N' (N: the fewest test fits on which a perfect attack's bound, at the
+    cell's confidence and δ, exceeds the configured ε: balanced fits per target at the Bonferroni level for the
+    per-target bound, canaries = targets x test fits for the one-run bound); a cell whose metrics lack the
+    audit's confidence or targets (evaluated before they were recorded) gets ' (more n_fits_test raise it)'."""
+    from holdbench.metrics.audit.bounds import one_run_canaries_needed, per_target_confidence, trials_needed
 
     try:
-        confidence = per_target_confidence(float(m["audit_confidence"]), int(m["audit_n_targets"]))
-        members = trials_needed(configured, confidence, float(m.get("audit_delta") or 0.0))
+        delta, n_targets, confidence = float(m.get("audit_delta") or 0.0), int(m["audit_n_targets"]), \
+            float(m["audit_confidence"])
+        canaries = one_run_canaries_needed(configured, confidence, delta)
+        one_run = None if canaries is None else -(-canaries // n_targets)
+        if m.get("audit_bound") == "one_run":
+            fits, also = one_run, ""
+        else:
+            members = trials_needed(configured, per_target_confidence(confidence, n_targets), delta)
+            fits = None if members is None else 2 * members
+            also = "" if one_run is None else f" (with `bound: one_run`, {one_run:,} at these targets)"
     except (KeyError, TypeError, ValueError):
         return " (more n_fits_test raise it)"
-    if members is None:
+    if fits is None:
         return " (no feasible number of test fits can prove it)"
-    return f"; proving it needs n_fits_test >= {2 * members:,}"
+    return f"; proving it needs n_fits_test >= {fits:,}{also}"
 
 
 #: judged for every cell whose metrics hold it (a DP generator's cell in a study with the `audit` family,

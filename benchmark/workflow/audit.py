@@ -228,7 +228,7 @@ def do_fits(study_dir: Path, dataset: str, seed: int, synth: str, chunk: int) ->
         targets = train.iloc[rows].reset_index(drop=True)
         enc = FeatureEncoder.fit(pool, sub.kinds, st["bins"], st["n_closest"])
         base = {**identity(lay, dataset, seed, synth, s, snap["config"]), "targets": [int(r) for r in rows]}
-        member = membership(fam.n_fits_train, fam.n_fits_test, n_targets, st["seed"] + int(seed))
+        member = membership(fam.n_fits_train, fam.n_fits_test, n_targets, st["seed"] + int(seed), st["bound"])
         for j in range(lo, hi):
             path = fit_file(lay, dataset, seed, synth, j)
             want = {**base, "fit": j}

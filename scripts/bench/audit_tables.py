@@ -18,6 +18,9 @@ Writes
 - with --recheck (a run of the `audit_recheck` study: some of the audit's cells again, with more test fits on
   shadow fits of another seed): only `recheck.csv`, each re-run cell's committed epsilon.csv row beside this
   run's (test fits, shadow seed, the per-target AUCs, the audited and the largest provable ε);
+- with --one-run (a run of the `audit_one_run` study: some of the audit's cells again under the one-run bound):
+  only `one_run.csv`, each cell's committed epsilon.csv row (per-target bound) beside this run's (targets,
+  right guesses of all guesses, AUCs, the one-run bound and its ceiling, as the cell recorded it);
 and adds their entries to provenance.json (run `docs/gen/export_results.py` first: it writes the
 leaderboard and the provenance file these join). With --merge, the committed rows of cells this run
 does not hold are kept (as `export_results.py --merge` keeps the leaderboard's): a run of a few cells
@@ -57,6 +60,24 @@ def _fmt(v, digits: int = 3) -> str:
 KEY = ["dataset", "synthesizer"]
 
 
+def _bound_of(res) -> dict[tuple[str, str], dict]:
+    """Per audited cell of a run: the bound it used, its targets, the ceiling it recorded and, for a one-run
+    cell, its right guesses and guesses (summed over its audit_targets.csv)."""
+    out = {}
+    for cell in res.cells:
+        m = cell.metrics
+        if m.get("audit_epsilon_lower") is None:
+            continue
+        rec = {"bound": m.get("audit_bound") or "per_target", "targets": m.get("audit_n_targets"),
+               "provable": m.get("audit_epsilon_provable")}
+        path = cell.path / "audit_targets.csv"
+        if rec["bound"] == "one_run" and path.is_file():
+            t = pd.read_csv(path)
+            rec["guesses"], rec["correct"] = int(t["guesses"].sum()), int(t["correct"].sum())
+        out[(cell.dataset, cell.synthesizer)] = rec
+    return out
+
+
 def _rows(res) -> tuple[list[dict], list[dict]]:
     generators = {(r["dataset"], r["synthesizer"]): r["generator"] for _, r in res.table.iterrows()}
     eps_rows, target_rows = [], []
@@ -87,13 +108,19 @@ def _rows(res) -> tuple[list[dict], list[dict]]:
     return eps_rows, target_rows
 
 
-def with_ceilings(eps: pd.DataFrame, targets: pd.DataFrame, confidence: float) -> pd.DataFrame:
+def with_ceilings(eps: pd.DataFrame, targets: pd.DataFrame, confidence: float,
+                  bounds: dict[tuple[str, str], dict] | None = None) -> pd.DataFrame:
     """`eps` with the column CEILING after the audited bound: per cell, the largest of its targets' bounds
     under a perfect attack (all members called member, no non-member), each target at confidence
-    1 − (1 − confidence)/n_targets as the audit tests it, δ = 0."""
+    1 − (1 − confidence)/n_targets as the audit tests it, δ = 0; a cell `bounds` names as one-run: the ceiling
+    it recorded (its canaries are not per-target counts)."""
     out = eps.drop(columns=[CEILING], errors="ignore")
     value = {}
     for key, rows in targets.groupby(KEY, sort=False):
+        rec = (bounds or {}).get((str(key[0]), str(key[1])))
+        if rec and rec["bound"] == "one_run":
+            value[tuple(key)] = float(rec["provable"])
+            continue
         per_target = per_target_confidence(confidence, len(rows))
         members = rows["TP/members"].astype(str).str.split("/").str[1].astype(int)
         others = rows["FP/non-members"].astype(str).str.split("/").str[1].astype(int)
@@ -163,6 +190,37 @@ def recheck_table(committed: pd.DataFrame, eps: pd.DataFrame, shadow_seeds: tupl
     return pd.DataFrame(rows)
 
 
+ONE_RUN_SIDES = ("per target", "one run")
+
+
+def one_run_table(committed: pd.DataFrame, eps: pd.DataFrame, bounds: dict[tuple[str, str], dict]) -> pd.DataFrame:
+    """Per one-run cell of `eps` (this run, with ceilings): its committed per-target row of epsilon.csv beside it."""
+    first = committed.set_index(KEY)
+    rows = []
+    for _, r in eps.iterrows():
+        key = (str(r["dataset"]), str(r["synthesizer"]))
+        rec = bounds.get(key) or {}
+        if rec.get("bound") != "one_run":
+            raise SystemExit(f"--one-run: {key[0]}/{key[1]} was audited with the {rec.get('bound')} bound")
+        if key not in first.index:
+            raise SystemExit(f"--one-run: {key[0]}/{key[1]} has no row in the committed epsilon.csv to compare with")
+        old = first.loc[key]
+        if str(old["test fits"]) != str(r["test fits"]):
+            raise SystemExit(f"--one-run: {key[0]}/{key[1]} ran {r['test fits']} test fits, the committed row "
+                             f"{old['test fits']}: compare like with like")
+        row = {"dataset": key[0], "synthesizer": key[1], TABLE_COLUMNS["generator"]: r[TABLE_COLUMNS["generator"]],
+               TABLE_COLUMNS["epsilon"]: r[TABLE_COLUMNS["epsilon"]], "test fits": r["test fits"]}
+        for side, src in zip(ONE_RUN_SIDES, (old, r), strict=True):
+            if side == "one run":
+                row.update({f"{side}: targets": rec["targets"],
+                            f"{side}: right guesses": f"{rec.get('correct', 0)}/{rec.get('guesses', 0)}"})
+            row.update({f"{side}: audit AUC max": src["audit AUC max"],
+                        f"{side}: {TABLE_COLUMNS['audited']}": src[TABLE_COLUMNS["audited"]],
+                        f"{side}: {CEILING}": src[CEILING]})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def _shadow_seed(metrics: str | dict) -> int:
     """The audit family's seed in a metrics config, named or as a run saved it (defaults filled by the family)."""
     from holdbench.benchmark.workflow.audit import family
@@ -171,24 +229,28 @@ def _shadow_seed(metrics: str | dict) -> int:
     return family(cfg["families"]["audit"]).seed
 
 
-def write_recheck(res, eps: pd.DataFrame, out_dir: Path, study_dir: Path) -> int:
-    committed = pd.read_csv(out_dir / "epsilon.csv", dtype=str, keep_default_na=False)
-    first_metrics = group_config("study", "audit")["metrics"]
-    table = recheck_table(committed, eps.astype(str), (_shadow_seed(first_metrics), _shadow_seed(res.study["metrics"])))
-    table.to_csv(out_dir / "recheck.csv", index=False)
+def committed_epsilon(out_dir: Path) -> pd.DataFrame:
+    """The committed epsilon.csv, as text (what a side-by-side table compares a run with)."""
+    return pd.read_csv(out_dir / "epsilon.csv", dtype=str, keep_default_na=False)
+
+
+def write_beside(res, table: pd.DataFrame, out_dir: Path, study_dir: Path, flag: str, title: str, sides: str) -> int:
+    """Write `table` (a run's cells beside their committed epsilon.csv rows) as <flag>.csv and its provenance
+    entry: the command that ran the study and this script with --<flag>; `sides` says where its columns come from."""
+    name = f"{flag.replace('-', '_')}.csv"
+    table.to_csv(out_dir / name, index=False)
     prov_path = out_dir / "provenance.json"
     doc = json.loads(prov_path.read_text())
     base = next(t for t in doc["tables"] if t["file"] == "epsilon.csv")
-    command = f"python scripts/bench/audit_tables.py {study_dir} {out_dir} --recheck"
-    entry = {"file": "recheck.csv", "title": "Cells re-audited with more test fits on another shadow seed",
-             "command": f"holdbench run {res.name}; {command}",
-             "source": f"the first run's columns from epsilon.csv, the re-check's from the {res.name} study's cells "
-                       f"(metrics.json, audit_targets.csv), by scripts/bench/audit_tables.py --recheck",
+    command = f"python scripts/bench/audit_tables.py {study_dir} {out_dir} --{flag}"
+    entry = {"file": name, "title": title, "command": f"holdbench run {res.name}; {command}",
+             "source": f"{sides} from the {res.name} study's cells (metrics.json, audit_targets.csv), by "
+                       f"scripts/bench/audit_tables.py --{flag}",
              "run_commit": ", ".join(c[:7] for c in provenance(res)[2]) or None, "machine": base.get("machine"),
              "date": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
-    doc["tables"] = [t for t in doc["tables"] if t["file"] != "recheck.csv"] + [entry]
+    doc["tables"] = [t for t in doc["tables"] if t["file"] != name] + [entry]
     prov_path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-    print(f"{out_dir}: recheck.csv ({len(table)} cells)")
+    print(f"{out_dir}: {name} ({len(table)} cells)")
     return 0
 
 
@@ -202,6 +264,8 @@ def main() -> int:
                     "results/published)")
     ap.add_argument("--recheck", action="store_true",
                     help="write only recheck.csv: this run's cells beside their committed epsilon.csv rows")
+    ap.add_argument("--one-run", action="store_true",
+                    help="write only one_run.csv: this run's one-run cells beside their committed epsilon.csv rows")
     ap.add_argument("--fit-times", nargs="*", type=Path, default=[])
     ap.add_argument("--fit-times-command", default="python scripts/bench/audit_fit_times.py --dataset adult")
     a = ap.parse_args()
@@ -212,8 +276,20 @@ def main() -> int:
     eps = pd.DataFrame(eps_rows)
     targets = pd.DataFrame(target_rows)
     a.out_dir.mkdir(parents=True, exist_ok=True)
+    bounds = _bound_of(res)
+    if a.recheck and a.one_run:
+        raise SystemExit("--recheck and --one-run write different tables: give one")
+    if a.recheck or a.one_run:
+        eps = with_ceilings(eps, targets, _confidence(res), bounds).astype(str)
     if a.recheck:
-        return write_recheck(res, with_ceilings(eps, targets, _confidence(res)), a.out_dir, a.study_dir)
+        seeds = (_shadow_seed(group_config("study", "audit")["metrics"]), _shadow_seed(res.study["metrics"]))
+        return write_beside(res, recheck_table(committed_epsilon(a.out_dir), eps, seeds), a.out_dir, a.study_dir,
+                            "recheck", "Cells re-audited with more test fits on another shadow seed",
+                            "the first run's columns from epsilon.csv, the re-check's")
+    if a.one_run:
+        return write_beside(res, one_run_table(committed_epsilon(a.out_dir), eps, bounds), a.out_dir, a.study_dir,
+                            "one-run", "The audit's cells under the one-run bound, beside the per-target bound",
+                            "the per-target columns from epsilon.csv, the one-run columns")
     if a.merge:
         study = dict(group_config("study", res.name)) if res.name in available("study") else res.study
         for name in ("epsilon.csv", "targets.csv"):
@@ -221,7 +297,7 @@ def main() -> int:
                 raise SystemExit(f"--merge: {a.out_dir / name} does not exist (nothing to merge with)")
         eps = merged(eps, a.out_dir / "epsilon.csv", study)
         targets = merged(targets, a.out_dir / "targets.csv", study)
-    eps = with_ceilings(eps, targets, _confidence(res))
+    eps = with_ceilings(eps, targets, _confidence(res), bounds)
     prov_path = a.out_dir / "provenance.json"
     doc = json.loads(prov_path.read_text())
     base = next(t for t in doc["tables"] if t["file"] == "leaderboard.csv")

@@ -71,3 +71,20 @@ def test_the_audit_guides_test_fit_counts_are_the_bound_at_the_audits_defaults()
     for epsilon in (3, 10):
         fits = 2 * trials_needed(float(epsilon), level)
         assert f"ε {epsilon} needs {fits:,}" in text, (epsilon, fits)
+
+
+def test_the_audit_guides_one_run_fit_counts_are_the_bound_at_its_config():
+    """docs/guides/audit.md names the test fits on which a perfect attack's one-run bound tests ε 3 and ε 10 with
+    the `audit_one_run` config's targets: recomputed here (canaries = targets x test fits)."""
+    from holdbench.benchmark.config import group_config
+    from holdbench.benchmark.workflow.audit import family
+    from holdbench.metrics.audit.bounds import one_run_canaries_needed
+
+    audit = family(group_config("metrics", "audit_one_run")["families"]["audit"])
+    assert audit.settings["bound"] == "one_run"
+    targets = audit.settings["n_targets"]
+    text = " ".join((REPO / "docs" / "guides" / "audit.md").read_text().split())
+    assert f"With the config's {targets} targets" in text
+    for epsilon, word in ((3, "ε 3 on"), (10, "ε 10 on")):
+        fits = -(-one_run_canaries_needed(float(epsilon), audit.confidence) // targets)
+        assert f"{word} {fits:,} test fits" in text or f"{word} {fits:,}" in text, (epsilon, fits)

@@ -119,14 +119,16 @@ def normal_population(n: int, rng: np.random.Generator, extremes: bool) -> pd.Da
     return df
 
 
-def audit_dp_generator(tmp_path, bounds_from_train: bool):
+def audit_dp_generator(tmp_path, bounds_from_train: bool, epsilon: float = 1.0, n_test: int = 40,
+                       bound: str = "per_target"):
+    tmp_path.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(2)
     t, h = normal_population(3000, rng, True), normal_population(3000, rng, False)
-    ref_rows, n_targets, n_train, n_test, epsilon = 400, 3, 40, 40, 1.0
+    ref_rows, n_targets, n_train = 400, 3, 40
     rows, _ = select_targets(t, KINDS, 5, n_targets, seed=0)
     targets = t.iloc[rows].reset_index(drop=True)
     enc = FeatureEncoder.fit(h, KINDS, bins=10, n_closest=5)
-    member = membership(n_train, n_test, n_targets, seed=0)
+    member = membership(n_train, n_test, n_targets, seed=0, bound=bound)
     ident = {"cell": "toy/seed0/dp", "settings": str(bounds_from_train), "generator": "dp_histograms"}
     files = []
     for j in range(n_train + n_test):
@@ -135,7 +137,7 @@ def audit_dp_generator(tmp_path, bounds_from_train: bool):
         files.append(tmp_path / f"fit{j}.npz")
         save_fit(files[-1], member[j], enc.features(targets, out), {**ident, "fit": j, "targets": [int(r) for r in rows]})
     audit = Audit({"toy": list(KINDS)}, n_targets=n_targets, k_neighbours=5, reference_rows=ref_rows,
-                  n_fits_train=n_train, n_fits_test=n_test, n_estimators=50,
+                  n_fits_train=n_train, n_fits_test=n_test, n_estimators=50, bound=bound,
                   cell={"dataset": "toy", "seed": 0, "epsilon": epsilon, "delta": 0.0, "fits": [str(f) for f in files],
                         "identity": ident, "failed": ""})
     s = dp_histograms(t, len(t), 1, epsilon, bounds_from_train)

@@ -53,11 +53,32 @@ def test_an_untested_cell_says_how_many_test_fits_would_test_it():
     from holdbench.benchmark.outputs.gates import NA
 
     base = {"audit_epsilon_lower": 0.0, "audit_epsilon_provable": 1.19, "audit_n_fits_test": 40,
-            "audit_confidence": 0.95, "audit_n_targets": 5, "audit_delta": 1e-9}
+            "audit_confidence": 0.95, "audit_n_targets": 5, "audit_delta": 0.0}
+    row = rows({**base, "audit_epsilon_configured": 10.0, "audit_epsilon_excess": -10.0, "audit_delta": 1e-9})
+    # δ > 0 only makes a bound harder to prove: the same counts of members, a few more canaries
+    assert "n_fits_test >= 233,412 (with `bound: one_run`, 13,2" in row["audited_epsilon"]["why"]
     row = rows({**base, "audit_epsilon_configured": 10.0, "audit_epsilon_excess": -10.0})["audited_epsilon"]
     assert row["verdict"] == NA
     # 5 targets at 0.95 together: each at 0.99, a = 0.005; a perfect attack on m members and m non-members
     # proves log(a^(1/m) / (1 - a^(1/m))), above 10 from m = floor(log(a) / log(sigmoid(10))) + 1 = 116,706
-    assert row["why"].endswith("; proving it needs n_fits_test >= 233,412"), row["why"]
+    # the one-run bound on the same 5 targets: 65,987 canaries (below), 13,198 test fits
+    assert row["why"].endswith("; proving it needs n_fits_test >= 233,412 (with `bound: one_run`, 13,198 at these "
+                               "targets)"), row["why"]
     row = rows({**base, "audit_epsilon_configured": 3.0, "audit_epsilon_excess": -3.0})["audited_epsilon"]
-    assert row["why"].endswith("; proving it needs n_fits_test >= 220"), row["why"]
+    # one run: from m > log(0.05) / log(sigmoid(3)) = 61.65 canaries: 62, 13 test fits of 5 targets
+    assert row["why"].endswith("; proving it needs n_fits_test >= 220 (with `bound: one_run`, 13 at these targets)"), \
+        row["why"]
+
+
+def test_an_untested_one_run_cell_counts_its_canaries_over_all_targets():
+    from holdbench.benchmark.outputs.gates import NA
+
+    base = {"audit_epsilon_lower": 0.0, "audit_epsilon_provable": 4.19, "audit_n_fits_test": 40, "audit_bound": "one_run",
+            "audit_confidence": 0.95, "audit_n_targets": 5, "audit_delta": 0.0}
+    row = rows({**base, "audit_epsilon_configured": 10.0, "audit_epsilon_excess": -10.0})["audited_epsilon"]
+    assert row["verdict"] == NA and "at most ε 4.19" in row["why"]
+    # every one of m canaries guessed right proves log(q / (1 - q)) at q = 0.05^(1/m): above 10 from
+    # m = floor(log(0.05) / log(sigmoid(10))) + 1 = 65,987 canaries, 13,198 test fits of 5 targets
+    assert row["why"].endswith("; proving it needs n_fits_test >= 13,198"), row["why"]
+    assert rows({**base, "audit_epsilon_configured": 3.0,
+                 "audit_epsilon_excess": -3.0})["audited_epsilon"]["verdict"] == PASS  # 3 < 4.19: tested

@@ -118,3 +118,29 @@ def test_recheck_puts_each_rerun_cell_beside_its_committed_row_and_refuses_an_un
     assert (got[f"first run: {ceiling}"], got[f"re-check: {ceiling}"]) == ("1.19", "2.23")
     with pytest.raises(SystemExit, match="adult/mst_eps1 has no row"):
         recheck_table(committed, pd.DataFrame([row("mst_eps1", "120", "0.5", "0.00", "2.23")]), (0, 1))
+
+
+def test_one_run_puts_each_cell_beside_its_per_target_row_with_the_ceiling_it_recorded():
+    script = runpy.run_path(str(SCRIPT))
+    one_run_table, with_ceilings, ceiling = script["one_run_table"], script["with_ceilings"], script["CEILING"]
+
+    def row(synth: str, auc: str, audited: str) -> dict:
+        return {**_row("online-shoppers", synth, "", audited, "CART"), "audit AUC max": auc, "audit AUC mean": "0.5"}
+
+    committed = pd.DataFrame([{**row("cart", "0.958", "0.46"), ceiling: "1.19"}])
+    targets = pd.DataFrame({"dataset": ["online-shoppers"] * 2, "synthesizer": ["cart"] * 2,
+                            "TP/members": ["20/20", "19/20"], "FP/non-members": ["0/20", "1/20"]})
+    bounds = {("online-shoppers", "cart"): {"bound": "one_run", "targets": 20, "provable": 5.5856, "guesses": 135,
+                                            "correct": 131}}
+    new = with_ceilings(pd.DataFrame([row("cart", "1.000", "2.78")]), targets, 0.95, bounds)
+    assert new[ceiling].tolist() == ["5.59"]  # recorded by the cell, not recomputed from per-target counts
+    per_target = with_ceilings(pd.DataFrame([row("cart", "1.000", "2.78")]), targets, 0.95)
+    assert per_target[ceiling].tolist() != ["5.59"]
+    got = one_run_table(committed, new.astype(str), bounds).iloc[0]
+    assert (got["per target: audited ε (lower bound)"], got["one run: audited ε (lower bound)"]) == ("0.46", "2.78")
+    assert (got[f"per target: {ceiling}"], got[f"one run: {ceiling}"]) == ("1.19", "5.59")
+    assert (got["one run: targets"], got["one run: right guesses"], got["test fits"]) == (20, "131/135", "40")
+    with pytest.raises(SystemExit, match="audited with the per_target bound"):
+        one_run_table(committed, new.astype(str), {("online-shoppers", "cart"): {"bound": "per_target"}})
+    with pytest.raises(SystemExit, match="compare like with like"):
+        one_run_table(committed, new.assign(**{"test fits": "120"}).astype(str), bounds)
