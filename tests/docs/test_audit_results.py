@@ -40,3 +40,31 @@ def test_the_recheck_caption_against_the_table():
     assert abs(aim["re-check: audit AUC mean"] - 0.5) < 2 * sd
     assert privbayes["re-check: audit AUC mean"] > 0.5 + 2 * sd
     assert privbayes["configured ε"] > privbayes["re-check: largest provable ε"]
+
+
+def test_the_one_run_caption_against_the_table():
+    table = pd.read_csv(AUDIT / "one_run.csv").set_index(["dataset", "synthesizer"])
+    epsilon = pd.read_csv(AUDIT / "epsilon.csv").set_index(["dataset", "synthesizer"])
+    assert set(table.index.get_level_values("dataset")) == {"online-shoppers"}
+    audited, ceiling = "audited ε (lower bound)", "largest provable ε"
+    for key, row in table.iterrows():
+        first = epsilon.loc[key]
+        # the per-target columns are the committed ε table's row; the test fits are the same
+        assert row[f"per target: {audited}"] == first[audited] and row["per target: audit AUC max"] == first["audit AUC max"]
+        assert row["test fits"] == first["test fits"] == 40 and row["one run: targets"] == 20
+        # several times the per-target ceiling; ε 0.1 and 1 tested with room to spare
+        assert row[f"one run: {ceiling}"] > 3 * row[f"per target: {ceiling}"]
+        right, guesses = map(int, str(row["one run: right guesses"]).split("/"))
+        assert 0 <= right <= guesses <= 800
+    copiers = [("online-shoppers", s) for s in ("cart", "synthpop", "flip10", "flip50")]
+    for key in copiers:  # proven several times leakier; most guesses right
+        row = table.loc[key]
+        assert row[f"one run: {audited}"] > 3 * max(row[f"per target: {audited}"], 0.3)
+        right, guesses = map(int, str(row["one run: right guesses"]).split("/"))
+        assert right > 0.9 * guesses
+    for synth in ("gaussian_copula", "holdout"):
+        assert table.loc[("online-shoppers", synth), f"one run: {audited}"] < 0.05
+    dp = table[table["configured ε"].notna()]
+    assert len(dp) == 6 and set(dp["configured ε"]) == {0.1, 1.0}
+    assert (dp[f"one run: {audited}"] <= dp["configured ε"]).all()
+    assert (dp["configured ε"] < dp[f"one run: {ceiling}"] / 3).all()
