@@ -203,15 +203,23 @@ def one_run_canaries_needed(epsilon: float, confidence: float, delta: float = 0.
     return hi
 
 
+#: the most cuts one_run_rule searches pairs of (a million pairs); the audit's shipped configs stay below it
+#: (n_fits_train x n_targets out-of-fold scores: 800 with audit_one_run's)
+MAX_RULE_CUTS = 1000
+
+
 def one_run_rule(scores: np.ndarray, labels: np.ndarray, confidence: float) -> tuple[float, float]:
     """The guessing rule (high, low) whose one-run bound (δ = 0) on (scores, labels) is largest: guess member
     for score >= high, non-member for score <= low (low < high; ±inf: no guess on that side), abstain in
     between (Steinke et al.'s k+ largest and k− smallest scores, searched over every pair of cuts between
-    distinct scores). Meant for scores the bound is NOT then computed on (as best_threshold)."""
+    distinct scores; past MAX_RULE_CUTS distinct scores, over that many of them at evenly spaced quantiles).
+    Meant for scores the bound is NOT then computed on (as best_threshold)."""
     scores, labels = np.asarray(scores, float).ravel(), np.asarray(labels, bool).ravel()
     if labels.all() or not labels.any():
         raise ValueError("choosing a rule needs members and non-members among the scores")
     cuts = np.unique(scores)
+    if len(cuts) > MAX_RULE_CUTS:  # the pairs grow as the square of the cuts
+        cuts = np.unique(np.quantile(scores, np.linspace(0, 1, MAX_RULE_CUTS), method="inverted_cdf"))
     # members / non-members among the scores >= each cut, and among those <= each cut
     mem_ge = int(labels.sum()) - np.searchsorted(np.sort(scores[labels]), cuts, side="left")
     all_ge = len(scores) - np.searchsorted(np.sort(scores), cuts, side="left")
@@ -225,7 +233,7 @@ def one_run_rule(scores: np.ndarray, labels: np.ndarray, confidence: float) -> t
     ok = j < i
     g, v = hi_g[i][ok] + lo_g[j + 1][ok], hi_v[i][ok] + lo_v[j + 1][ok]
     eps = _one_run_closed(g, v, 1 - confidence)
-    best = int(np.argmax(eps))  # ties: the first, i.e. the fewest guesses on the high side
+    best = int(np.argmax(eps))  # ties: the first, i.e. the lowest high cut, then the lowest low cut
     bi, bj = i[ok][best], j[ok][best]
     if eps[best] <= 0:
         return math.inf, -math.inf

@@ -155,3 +155,16 @@ def test_the_definitions_ceilings_are_the_bound():
     text = " ".join((Path(__file__).resolve().parents[2] / "docs" / "definitions" / "attacks.md").read_text().split())
     c200, c800 = one_run_largest_provable(200, 0.95), one_run_largest_provable(800, 0.95)
     assert f"{c200:.2f} at 0.95 on 200 canaries" in text and f"{c800:.2f} on 800" in text
+
+
+def test_many_distinct_scores_are_searched_over_a_bounded_set_of_cuts():
+    from holdbench.metrics.audit.bounds import MAX_RULE_CUTS
+
+    rng = np.random.default_rng(5)
+    labels = rng.random(20_000) < 0.5
+    scores = np.where(labels, rng.normal(0.5, 1, labels.size), rng.normal(-0.5, 1, labels.size))
+    high, low = one_run_rule(scores, labels, 0.95)
+    assert high in scores and low in scores and low < high  # cuts are scores of the input
+    g, v = one_run_counts(scores, labels, (high, low))
+    assert v / g > 0.6 and one_run_epsilon(labels.size, g, v, 0.95) > 0.5
+    assert MAX_RULE_CUTS >= 40 * 20  # audit_one_run's out-of-fold scores are searched exhaustively
