@@ -100,21 +100,23 @@ def trials_needed(epsilon: float, confidence: float, delta: float = 0.0, limit: 
     """The fewest member trials m (with as many non-member trials) on which a perfect test's bound exceeds
     `epsilon` (largest_provable(m, m, ...) > epsilon): below that no attack, however good, can show that a
     mechanism configured at `epsilon` leaks more. None when even `limit` trials are not enough."""
+    return _fewest(epsilon, lambda m: largest_provable(m, m, confidence, delta), limit)
+
+
+def _fewest(epsilon: float, ceiling, limit: int) -> int | None:
+    """The fewest m >= 1 with ceiling(m) > epsilon (ceiling grows with m): doubling, then bisection; None when
+    even `limit` is not enough."""
     if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon >= 0):
         raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
-
-    def enough(m: int) -> bool:
-        return largest_provable(m, m, confidence, delta) > epsilon
-
     hi = 1
-    while not enough(hi):
+    while not ceiling(hi) > epsilon:
         if hi >= limit:
             return None
         hi = min(2 * hi, limit)
     lo = hi // 2  # not enough (or 0)
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
+        lo, hi = (lo, mid) if ceiling(mid) > epsilon else (mid, hi)
     return hi
 
 
@@ -185,22 +187,7 @@ def one_run_largest_provable(m: int, confidence: float, delta: float = 0.0) -> f
 def one_run_canaries_needed(epsilon: float, confidence: float, delta: float = 0.0,
                             limit: int = 10**9) -> int | None:
     """The fewest canaries m on which a perfect attack's one-run bound exceeds `epsilon`; None past `limit`."""
-    if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon >= 0):
-        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
-
-    def enough(m: int) -> bool:
-        return one_run_largest_provable(m, confidence, delta) > epsilon
-
-    hi = 1
-    while not enough(hi):
-        if hi >= limit:
-            return None
-        hi = min(2 * hi, limit)
-    lo = hi // 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
-    return hi
+    return _fewest(epsilon, lambda m: one_run_largest_provable(m, confidence, delta), limit)
 
 
 #: the most cuts one_run_rule searches pairs of (a million pairs); the audit's shipped configs stay below it

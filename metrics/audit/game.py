@@ -51,6 +51,12 @@ FIT_SETTINGS = ("columns", "n_targets", "k_neighbours", "reference_rows", "bins"
 BOUNDS = ("per_target", "one_run")
 
 
+def check_bound(bound: str) -> None:
+    """Refuse a `bound` setting the audit does not know, naming the ones it does."""
+    if bound not in BOUNDS:
+        raise ValueError(f"audit: `bound` must be one of {', '.join(BOUNDS)}, got {bound!r}")
+
+
 def settings_digest(settings: Mapping) -> str:
     """The digest of the settings a shadow fit depends on."""
     return hashlib.sha256(json.dumps({k: settings.get(k) for k in FIT_SETTINGS}, sort_keys=True,
@@ -133,8 +139,7 @@ class Audit(MetricFamily):
             raise ValueError(f"audit: reference_rows ({reference_rows}) must exceed n_targets ({n_targets})")
         if n_fits_train < 10:
             raise ValueError(f"audit: n_fits_train must be at least 10 (5-fold threshold choice), got {n_fits_train}")
-        if bound not in BOUNDS:
-            raise ValueError(f"audit: `bound` must be one of {', '.join(BOUNDS)}, got {bound!r}")
+        check_bound(bound)
         if not 0 < confidence < 1 or not 0 < low_fpr < 1:
             raise ValueError(f"audit: confidence and low_fpr must be in (0, 1), got {confidence!r}, {low_fpr!r}")
         self.settings = {"columns": {str(d): list(c) for d, c in columns.items()}, "n_targets": n_targets,
@@ -260,8 +265,7 @@ def membership(n_fits_train: int, n_fits_test: int, n_targets: int, seed: int,
     each target in half of them (the larger half out for an odd count), at positions drawn by a seeded
     permutation per target. The test fits likewise for the per-target bound; for the one-run bound, whose
     theorem needs it, each (test fit, target) is in by an independent fair coin."""
-    if bound not in BOUNDS:
-        raise ValueError(f"audit: `bound` must be one of {', '.join(BOUNDS)}, got {bound!r}")
+    check_bound(bound)
     rng = np.random.default_rng(np.random.SeedSequence([seed, 0x1B5]))
     blocks = [np.stack([rng.permutation(n_fits_train) < n_fits_train // 2 for _ in range(n_targets)], axis=1)]
     if bound == "one_run":
