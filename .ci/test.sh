@@ -47,7 +47,8 @@ set +e
 WORKERS="${HOLDBENCH_TEST_WORKERS:-2}"
 xdist=()
 [ "$WORKERS" != 0 ] && xdist=(-n "$WORKERS" --dist loadfile --no-loadscope-reorder)
-python3 -m pytest -q ${xdist[@]+"${xdist[@]}"} ${args[@]+"${args[@]}"}
+# --durations: the 30 slowest tests at the end, to keep the suite within CI's time
+python3 -m pytest -q --durations=30 ${xdist[@]+"${xdist[@]}"} ${args[@]+"${args[@]}"}
 rc=$?
 set -e
 # pytest exits 5 when it collected no test: that is a failure of the suite, say so.

@@ -278,7 +278,7 @@ PAGES = {
          "ε (Clopper-Pearson; [definition](../definitions/attacks.md#audit-worst-case-membership-and-an-empirical-"
          "epsilon), [guide](../guides/audit.md)). For a DP generator the bound stands beside the ε it was "
          "configured with; the population panel's best membership-inference AUC stands beside the per-target "
-         "AUC. The one-run table puts online-shoppers' cells audited again under the one-run bound (Steinke et al.: "
+         "AUC. The one-run table puts the cells audited again under the one-run bound (Steinke et al.: "
          "every target of every test fit a canary, one guessing rule over all of them) beside their per-target "
          "rows.")),
 }
@@ -338,14 +338,16 @@ PROSE = {
         "attack's AUC), and too weak at these counts for a bound above 0. More test fits raise the largest provable "
         "ε of both cells; PrivBayes's ε 10 stays far above it, untested."),
     ("audit", "one_run.csv"): (
-        "The `audit_one_run` study: online-shoppers' cells audited again on as many shadow fits (40 + 40), with 20 "
-        "targets and the one-run bound, beside their per-target rows above. On the same number of test fits the "
-        "largest provable ε rises from the per-target bound's to several times it, so ε 0.1 and ε 1 are now tested "
-        "with room to spare. The generators that copy records — cart, synthpop and both flips — are now proven "
-        "several times leakier than the per-target bound could show: most of their guesses on the vulnerable "
-        "records are right. gaussian_copula and the holdout stay at or near 0, and every DP cell's audited ε stays "
-        "at or below its configured ε. *right guesses* counts the guesses the rule chosen on the training fits made "
-        "on the 800 canaries (20 targets x 40 test fits) and how many were right."),
+        "The `audit_one_run` study: the audit's cells on adult and online-shoppers audited again on as many shadow "
+        "fits (40 + 40), with 20 targets and the one-run bound, beside their per-target rows above. On the same "
+        "number of test fits the largest provable ε rises from the per-target bound's to several times it, so ε 0.1 "
+        "and ε 1 are now tested with room to spare, and every DP cell's audited ε stays at or below its configured "
+        "ε. On online-shoppers the generators that copy records — cart, synthpop and both flips — are proven several "
+        "times leakier than the per-target bound could show: most of their guesses on the vulnerable records are "
+        "right. On adult the per-target bound proves no leak in any cell; the one-run bound proves one for flip10, "
+        "cart and flip50, while synthpop's guesses are too few and too often wrong to prove any. gaussian_copula and "
+        "the holdout stay at or near 0 on both tables. *right guesses* counts the guesses the rule chosen on the "
+        "training fits made on the 800 canaries (20 targets x 40 test fits) and how many were right."),
     ("audit", "targets.csv"): (
         "Each cell's five most vulnerable records of T (rank 1 = the largest mean distance to its five nearest "
         "neighbours) and the attack on each: the ε bound comes from the counts at the threshold chosen on the "

@@ -225,11 +225,8 @@ class Audit(MetricFamily):
         n_canaries = labels[n_train:].size
         guesses, correct = int(tab["guesses"].sum()), int(tab["correct"].sum())
         worst = int(np.lexsort((-tab["auc"].to_numpy(), -tab["correct"].to_numpy()))[0])
-        high, low = rule
-        evidence = (f"one run: {correct} of {guesses} guesses right on {n_canaries} canaries ({len(tab)} targets "
-                    f"x {self.n_fits_test} test fits, each in by a fair coin), guessing member at probability "
-                    f">= {high:.3g} and non-member at <= {low:.3g} (chosen on the training fits); Steinke et al. "
-                    f"at {self.confidence:g}, delta {delta:g}; most right guesses: target {worst + 1}")
+        evidence = one_run_evidence(correct, guesses, rule, worst, n_canaries=n_canaries, n_targets=len(tab),
+                                    n_fits_test=self.n_fits_test, confidence=self.confidence, delta=delta)
         return (one_run_epsilon(n_canaries, guesses, correct, self.confidence, delta),
                 one_run_largest_provable(n_canaries, self.confidence, delta), worst, evidence)
 
@@ -323,3 +320,20 @@ def read_fits(files: list[str], identity: Mapping, rows: np.ndarray) -> tuple[np
             feats.append(npz["features"])
     return np.stack(labels), np.stack(feats)
 
+
+def one_run_evidence(correct: int, guesses: int, rule: tuple[float, float], worst: int, *, n_canaries: int,
+                     n_targets: int, n_fits_test: int, confidence: float, delta: float) -> str:
+    """The one-run bound's evidence in words: the guesses and right guesses on the canaries, the rule's cuts
+    (a side without a cut makes no guess), the target with the most right guesses (named only if there is one)."""
+    high, low = rule
+    sides = ([f"member at probability >= {high:.3g}"] if math.isfinite(high) else []) + \
+            ([f"non-member at <= {low:.3g}"] if math.isfinite(low) else [])
+    design = f"{n_canaries} canaries ({n_targets} targets x {n_fits_test} test fits, each in by a fair coin)"
+    if not sides:
+        head = (f"one run: no guess on {design}: no cut on the training fits' probabilities proves anything, so the "
+                f"rule chosen there abstains")
+    else:
+        head = (f"one run: {correct} of {guesses} guesses right on {design}, guessing {' and '.join(sides)} "
+                f"(chosen on the training fits)")
+    tail = f"; most right guesses: target {worst + 1}" if correct > 0 else ""
+    return f"{head}; Steinke et al. at {confidence:g}, delta {delta:g}{tail}"

@@ -168,3 +168,19 @@ def test_many_distinct_scores_are_searched_over_a_bounded_set_of_cuts():
     g, v = one_run_counts(scores, labels, (high, low))
     assert v / g > 0.6 and one_run_epsilon(labels.size, g, v, 0.95) > 0.5
     assert MAX_RULE_CUTS >= 40 * 20  # audit_one_run's out-of-fold scores are searched exhaustively
+
+
+def test_the_evidence_says_when_the_rule_makes_no_guess_and_names_no_target_without_a_right_guess():
+    from holdbench.metrics.audit.game import one_run_evidence
+
+    common = {"n_canaries": 800, "n_targets": 20, "n_fits_test": 40, "confidence": 0.95, "delta": 1e-9}
+    none = one_run_evidence(0, 0, (math.inf, -math.inf), worst=6, **common)
+    assert "no guess on 800 canaries" in none and "inf" not in none and "target" not in none.split(";")[-1]
+    high_only = one_run_evidence(3, 4, (0.9, -math.inf), worst=2, **common)
+    assert "member at probability >= 0.9" in high_only and "non-member" not in high_only
+    assert high_only.endswith("most right guesses: target 3")
+    both = one_run_evidence(6, 16, (0.839, 0.2), worst=15, **common)
+    assert "6 of 16 guesses right on 800 canaries (20 targets x 40 test fits" in both
+    assert "member at probability >= 0.839 and non-member at <= 0.2" in both
+    wrong = one_run_evidence(0, 5, (0.99, -math.inf), worst=0, **common)
+    assert "0 of 5 guesses right" in wrong and "most right guesses" not in wrong

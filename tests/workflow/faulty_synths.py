@@ -98,6 +98,10 @@ class Faulty(Synthesizer):
             subprocess.run([sys.executable, "-c", _BURN, os.environ["HOLDBENCH_TEST_BURN_FILE"]], check=True)
         if self.mode == "slow":
             time.sleep(float(os.environ.get("HOLDBENCH_TEST_SLOW", "6")))
+        if self.mode == "until_released":  # busy until the test creates $HOLDBENCH_TEST_RELEASE (at most 10 min)
+            release, deadline = Path(os.environ["HOLDBENCH_TEST_RELEASE"]), time.monotonic() + 600
+            while not release.exists() and time.monotonic() < deadline:
+                time.sleep(0.2)
         if self.mode == "libc_exit":
             sys.stdout.flush()
             ctypes.CDLL(None).exit(5)

@@ -82,14 +82,16 @@ def _snapshot_state(root: Path) -> dict[str, tuple[bytes, int]]:
 
 
 def test_dry_run_and_second_invocation_never_change_a_running_study(tmp_path):
-    conf = make_conf(tmp_path, {"busy": _study("busy", ["faulty_slow", "flip10"], seeds=(0, 1))},
-                     {"faulty_slow": _faulty("slow")})
-    env = _env(tmp_path, conf, HOLDBENCH_TEST_SLOW="75")
+    # faulty_busy's cells stay busy until the test releases them, after the dry run and the second invocation
+    conf = make_conf(tmp_path, {"busy": _study("busy", ["faulty_busy", "flip10"], seeds=(0, 1))},
+                     {"faulty_busy": _faulty("until_released")})
+    release = tmp_path / "release"
+    env = _env(tmp_path, conf, HOLDBENCH_TEST_RELEASE=str(release))
     root = tmp_path / "results" / "busy"
     with open(tmp_path / "a.log", "w") as log:
         first = subprocess.Popen(snakemake_cmd("busy"), cwd=tmp_path, env=env, stdout=log, stderr=log)
     try:
-        _wait(lambda: (root / "logs/demo/seed0/faulty_slow.generate.log").exists(), 300, "the first run's jobs")
+        _wait(lambda: (root / "logs/demo/seed0/faulty_busy.generate.log").exists(), 300, "the first run's jobs")
         before = _snapshot_state(root)
         dry = run_study(tmp_path, "busy", "-n", env=env, config={"study_overrides": "n_synthetic=200"})
         assert dry.returncode == 0, dry.stderr[-2000:]
@@ -100,6 +102,8 @@ def test_dry_run_and_second_invocation_never_change_a_running_study(tmp_path):
         assert second.returncode != 0
         assert "is being run by another invocation" in second.stdout + second.stderr
         assert _snapshot_state(root) == before, "a refused invocation changed the study's saved config"
+        assert first.poll() is None, "the first run ended before the checks: they tested nothing"
+        release.touch()
         assert first.wait(timeout=600) == 0, (tmp_path / "a.log").read_text()[-3000:]
     finally:
         if first.poll() is None:
@@ -108,12 +112,11 @@ def test_dry_run_and_second_invocation_never_change_a_running_study(tmp_path):
     assert {c["status"] for c in got.values()} == {"ok"}
     assert {c["n_synthetic"] for c in got.values()} == {300}
     assert {c["config"]["n_synthetic"] for c in got.values()} == {300}
-    for synth in ("faulty_slow", "flip10"):
+    for synth in ("faulty_busy", "flip10"):
         assert len({c["config_digest"] for k, c in got.items() if k.endswith(synth)}) == 1
     assert (root / "leaderboard.csv").exists()
     # and the changed config, once nobody runs the study, recomputes every cell under it
-    again = run_study(tmp_path, "busy", env={**env, "HOLDBENCH_TEST_SLOW": "0"},
-                      config={"study_overrides": "n_synthetic=200"})
+    again = run_study(tmp_path, "busy", env=env, config={"study_overrides": "n_synthetic=200"})
     assert again.returncode == 0, again.stderr[-3000:]
     assert {c["n_synthetic"] for c in cells(tmp_path, "busy").values()} == {200}
 
@@ -167,7 +170,7 @@ def _start(tmp: Path, env: dict, name: str, group: bool = False) -> tuple[subpro
 
 
 def test_killed_snakemake_leaves_nothing_running_and_a_rerun_is_clean(tmp_path):
-    conf = make_conf(tmp_path, {"kill": _study("kill", ["faulty_hang_spawn", "flip10", "holdout"], timeout=40)},
+    conf = make_conf(tmp_path, {"kill": _study("kill", ["faulty_hang_spawn", "flip10", "holdout"], timeout=25)},
                      {"faulty_hang_spawn": _faulty("hang_spawn")})
     env = _env(tmp_path, conf)
     root = tmp_path / "results" / "kill"

@@ -137,28 +137,32 @@ def test_a_killed_study_reruns_while_another_study_runs_from_the_same_checkout(t
 
     from tests.workflow.helpers import snakemake_cmd
 
-    hang = "_target_: tests.workflow.faulty_synths.Faulty\nmode: hang\npresets:\n  smoke: {}\n"
+    def faulty(mode):
+        return f"_target_: tests.workflow.faulty_synths.Faulty\nmode: {mode}\npresets:\n  smoke: {{}}\n"
 
-    def study(name, timeout):
-        return (f"name: {name}\ndatasets: [demo]\nsynthesizers: [faulty_hang, flip10]\nseeds: [0]\n"
+    def study(name, synth, timeout):
+        return (f"name: {name}\ndatasets: [demo]\nsynthesizers: [{synth}, flip10]\nseeds: [0]\n"
                 f"n_synthetic: 300\ntimeout_seconds: {timeout}\nmemory_gb: 3\nmetrics: paper\n")
 
-    conf = make_conf(tmp_path, {"other": study("other", 150), "mine": study("mine", 60)}, {"faulty_hang": hang})
-    env = env_for(tmp_path, conf)
+    # mine's cell hangs until its timeout; the other study's stays busy until the test releases it
+    conf = make_conf(tmp_path, {"other": study("other", "faulty_busy", 600), "mine": study("mine", "faulty_hang", 30)},
+                     {"faulty_hang": faulty("hang"), "faulty_busy": faulty("until_released")})
+    release = tmp_path / "release"
+    env = {**env_for(tmp_path, conf), "HOLDBENCH_TEST_RELEASE": str(release)}
 
-    def start(name):
+    def start(name, synth):
         log = open(tmp_path / f"{name}.log", "w")  # noqa: SIM115 - closed when the run ends
         run = subprocess.Popen(snakemake_cmd(name), cwd=tmp_path, env=env, stdout=log, stderr=log)
-        cell = tmp_path / "results" / name / "demo" / "seed0" / "faulty_hang"
+        cell = tmp_path / "results" / name / "demo" / "seed0" / synth
         deadline = time.monotonic() + 300
         while not list(cell.glob(".attempt-*")) and run.poll() is None and time.monotonic() < deadline:
             time.sleep(0.5)
         assert run.poll() is None, (tmp_path / f"{name}.log").read_text()[-3000:]
         return run
 
-    other = start("other")
+    other = start("other", "faulty_busy")
     try:
-        mine = start("mine")
+        mine = start("mine", "faulty_hang")
         os.kill(mine.pid, signal.SIGKILL)
         mine.wait()
         assert other.poll() is None
@@ -169,8 +173,9 @@ def test_a_killed_study_reruns_while_another_study_runs_from_the_same_checkout(t
         assert other.poll() is None, "the other study's run was disturbed"
         got = cells(tmp_path, "mine")
         assert got["demo/seed0/faulty_hang"]["status"] == "timeout" and got["demo/seed0/flip10"]["status"] == "ok"
+        release.touch()
         assert other.wait(timeout=600) == 0, (tmp_path / "other.log").read_text()[-3000:]
-        assert cells(tmp_path, "other")["demo/seed0/flip10"]["status"] == "ok"
+        assert {c["status"] for c in cells(tmp_path, "other").values()} == {"ok"}
     finally:
         if other.poll() is None:
             other.send_signal(signal.SIGTERM)
