@@ -24,6 +24,11 @@ def make_conf(tmp: Path, studies: dict[str, str] | None = None, synths: dict[str
     return conf
 
 
+def faulty(mode: str) -> str:
+    """The synthesizer YAML of tests.workflow.faulty_synths.Faulty in `mode` (one way of failing)."""
+    return f"_target_: tests.workflow.faulty_synths.Faulty\nmode: {mode}\npresets:\n  smoke: {{}}\n"
+
+
 def env_for(tmp: Path, conf: Path | None = None) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from tests.workflow.helpers import cells, env_for, make_conf, run_study
+from tests.workflow.helpers import cells, env_for, faulty, make_conf, run_study
 
 pytestmark = pytest.mark.slow
 
@@ -29,8 +29,7 @@ FAULTS = {
 @pytest.fixture(scope="module")
 def faults_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("faults")
-    synths = {f"faulty_{m}": f"_target_: tests.workflow.faulty_synths.Faulty\nmode: {m}\npresets:\n  smoke: {{}}\n"
-              for m in FAULTS}
+    synths = {f"faulty_{m}": faulty(m) for m in FAULTS}
     names = ", ".join(["flip10", "cart", *synths])
     study = (f"name: faults\ndatasets: [demo]\nsynthesizers: [{names}]\nseeds: [0]\nn_synthetic: 500\n"
              "timeout_seconds: 25\nmemory_gb: 2.5\nmetrics: demo\n")

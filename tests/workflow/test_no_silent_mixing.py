@@ -21,13 +21,9 @@ import pandas as pd
 import psutil
 import pytest
 
-from tests.workflow.helpers import cells, env_for, jobs_run, make_conf, run_study, snakemake_cmd
+from tests.workflow.helpers import cells, env_for, faulty, jobs_run, make_conf, run_study, snakemake_cmd
 
 pytestmark = pytest.mark.slow
-
-
-def _faulty(mode: str) -> str:
-    return f"_target_: tests.workflow.faulty_synths.Faulty\nmode: {mode}\npresets:\n  smoke: {{}}\n"
 
 
 def _study(name: str, synths: list[str], seeds=(0,), timeout=120, n=300) -> str:
@@ -84,7 +80,7 @@ def _snapshot_state(root: Path) -> dict[str, tuple[bytes, int]]:
 def test_dry_run_and_second_invocation_never_change_a_running_study(tmp_path):
     # faulty_busy's cells stay busy until the test releases them, after the dry run and the second invocation
     conf = make_conf(tmp_path, {"busy": _study("busy", ["faulty_busy", "flip10"], seeds=(0, 1))},
-                     {"faulty_busy": _faulty("until_released")})
+                     {"faulty_busy": faulty("until_released")})
     release = tmp_path / "release"
     env = _env(tmp_path, conf, HOLDBENCH_TEST_RELEASE=str(release))
     root = tmp_path / "results" / "busy"
@@ -134,7 +130,7 @@ CONTAINED = {
 
 
 def test_nothing_a_cell_starts_outlives_it_and_reasons_are_exact(tmp_path):
-    synths = {f"faulty_{m}": _faulty(m) for m in CONTAINED}
+    synths = {f"faulty_{m}": faulty(m) for m in CONTAINED}
     conf = make_conf(tmp_path, {"contain": _study("contain", list(synths), timeout=150)}, synths)
     env = _env(tmp_path, conf)
     proc = run_study(tmp_path, "contain", env=env)
@@ -171,7 +167,7 @@ def _start(tmp: Path, env: dict, name: str, group: bool = False) -> tuple[subpro
 
 def test_killed_snakemake_leaves_nothing_running_and_a_rerun_is_clean(tmp_path):
     conf = make_conf(tmp_path, {"kill": _study("kill", ["faulty_hang_spawn", "flip10", "holdout"], timeout=25)},
-                     {"faulty_hang_spawn": _faulty("hang_spawn")})
+                     {"faulty_hang_spawn": faulty("hang_spawn")})
     env = _env(tmp_path, conf)
     root = tmp_path / "results" / "kill"
     hang_cell = root / "demo/seed0/faulty_hang_spawn"
@@ -217,7 +213,7 @@ def test_killed_snakemake_leaves_nothing_running_and_a_rerun_is_clean(tmp_path):
 def test_damaged_outputs_are_recomputed_and_timeouts_retried_when_the_limit_grows(tmp_path):
     studies = {"repair": _study("repair", ["flip10", "holdout"], seeds=(0, 1)),
                "retry": _study("retry", ["faulty_slow"], timeout=12)}
-    conf = make_conf(tmp_path, studies, {"faulty_slow": _faulty("slow")})
+    conf = make_conf(tmp_path, studies, {"faulty_slow": faulty("slow")})
     env = _env(tmp_path, conf, HOLDBENCH_TEST_SLOW="30")
     first = run_study(tmp_path, "repair", env=env)
     assert first.returncode == 0, first.stderr[-3000:]

@@ -135,10 +135,7 @@ def test_a_killed_study_reruns_while_another_study_runs_from_the_same_checkout(t
     import signal
     import time
 
-    from tests.workflow.helpers import snakemake_cmd
-
-    def faulty(mode):
-        return f"_target_: tests.workflow.faulty_synths.Faulty\nmode: {mode}\npresets:\n  smoke: {{}}\n"
+    from tests.workflow.helpers import faulty, snakemake_cmd
 
     def study(name, synth, timeout):
         return (f"name: {name}\ndatasets: [demo]\nsynthesizers: [{synth}, flip10]\nseeds: [0]\n"

@@ -23,7 +23,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.workflow.helpers import REPO, cells, env_for, make_conf, run_study, snakemake_cmd
+from tests.workflow.helpers import REPO, cells, env_for, faulty, make_conf, run_study, snakemake_cmd
 
 pytestmark = pytest.mark.slow
 
@@ -245,7 +245,7 @@ def test_each_job_requests_the_study_resources(demo_runs):
 
 def test_scancelled_cell_fails_and_snakemake_exits(slurm, tmp_path):
     """A synthesizer that sleeps for an hour; its generate job is scancel'd once it runs."""
-    synths = {"faulty_hang": "_target_: tests.workflow.faulty_synths.Faulty\nmode: hang\npresets:\n  smoke: {}\n"}
+    synths = {"faulty_hang": faulty("hang")}
     study = ("name: slurmkill\ndatasets: [demo]\nsynthesizers: [faulty_hang]\nseeds: [0]\n"
              "n_synthetic: 500\ntimeout_seconds: 600\nmemory_gb: 2.5\nmetrics: demo\n")
     conf = make_conf(tmp_path, {"slurmkill": study}, synths)

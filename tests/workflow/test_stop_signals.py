@@ -11,15 +11,15 @@ import time
 
 import pytest
 
-from tests.workflow.helpers import make_conf
-from tests.workflow.test_no_silent_mixing import _env, _faulty, _study, _study_processes, _wait
+from tests.workflow.helpers import faulty, make_conf
+from tests.workflow.test_no_silent_mixing import _env, _study, _study_processes, _wait
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_stop_prints_one_line_and_resumes(tmp_path, sig):
-    conf = make_conf(tmp_path, {"halt": _study("halt", ["flip10", "faulty_slow"])}, {"faulty_slow": _faulty("slow")})
+    conf = make_conf(tmp_path, {"halt": _study("halt", ["flip10", "faulty_slow"])}, {"faulty_slow": faulty("slow")})
     root = tmp_path / "results" / "halt"
     argv = ["run", "halt", "--no-track", "--cores", "2"]
     cmd = [sys.executable, "-m", "holdbench", *argv]
@@ -60,7 +60,7 @@ def test_a_run_started_with_sigint_ignored_still_stops_on_sigint(tmp_path):
     child keeps an ignored signal: Snakemake then ignored the Ctrl-C holdbench passed on, the runner
     stopped the running cell and Snakemake went on with the next one (seen on a real paper study)."""
     conf = make_conf(tmp_path, {"halt": _study("halt", ["faulty_slow", "faulty_slow2"])},
-                     {"faulty_slow": _faulty("slow"), "faulty_slow2": _faulty("slow")})
+                     {"faulty_slow": faulty("slow"), "faulty_slow2": faulty("slow")})
     root = tmp_path / "results" / "halt"
     cmd = [sys.executable, "-m", "holdbench", "run", "halt", "--no-track", "--cores", "1"]
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=_env(tmp_path, conf, HOLDBENCH_TEST_SLOW="600"),
