@@ -87,3 +87,19 @@ def test_study_name_and_file_options_are_a_usage_error(files, capsys):
     assert "file form" in capsys.readouterr().err
     assert main(["report", "--train", str(files["train"]), "--holdout", str(files["holdout"])]) == 2
     assert "missing --synthetic, --out" in capsys.readouterr().err
+
+
+def test_when_no_candidate_passes_the_report_says_none_may_be_released(files, tmp_path):
+    out = tmp_path / "out"
+    argv = ["report", "--train", str(files["train"]), "--holdout", str(files["holdout"]), "--synthetic",
+            f"copy1={files['leaky']}", f"copy2={files['leaky']}", "--metrics", "demo", "--out", str(out)]
+    argv += [x for o in FAST for x in ("--set", o)]
+    assert main(argv) == 1
+    rep = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert {n: s["verdict"]["verdict"] for n, s in rep["synthetic"].items()} == {"copy1": "FAIL", "copy2": "FAIL"}
+    html, summary = (out / "report.html").read_text(encoding="utf-8"), (out / "summary.md").read_text()
+    words = "No S passes every gate: each fails at least one, so none is fit to release under these gates"
+    assert f'<p id="ranking-caveat"><b>{words}' in html
+    assert f"**{words}" in summary
+    # the verdict's opening sentence names what the gates ask, from the gates file's own description
+    assert f"passes only when every gate passes ({rep['gates']['description']})." in html

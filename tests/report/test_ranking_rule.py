@@ -13,8 +13,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from holdbench.benchmark.outputs.filereport.verdicts import gate_excess, ranking
-from holdbench.benchmark.outputs.gates import FAIL, PASS, Target
+from holdbench.benchmark.outputs.filereport.verdicts import gate_excess, ranking, ranking_caveat
+from holdbench.benchmark.outputs.gates import FAIL, NA, PASS, Target
 from holdbench.metrics.fidelity import FidelityResult
 from holdbench.metrics.privacy import PrivacyResult
 from holdbench.metrics.registry import specs_of
@@ -74,3 +74,20 @@ def test_a_failed_gate_without_a_measure_ranks_last_among_the_failing():
     evaluations = [SimpleNamespace(name=n, metrics={"F3_ratio": f}) for n, f in (("a", 1.1), ("b", 3.0))]
     judged = {"a": _judged(FAIL, None, ("cell status",)), "b": _judged(FAIL, 1.5)}
     assert ranking(evaluations, SPECS, judged)["order"] == ["b", "a"]
+
+
+def _rep(*verdicts: str) -> dict:
+    return {"synthetic": {f"S{i}": {"verdict": {"verdict": v}} for i, v in enumerate(verdicts)}}
+
+
+@pytest.mark.parametrize(("verdicts", "words"), [
+    ((FAIL, FAIL), "No S passes every gate: each fails at least one"),
+    ((FAIL, NA), "No S passes every gate: each fails or is not judged on at least one"),
+    ((FAIL, PASS), ""),
+    ((FAIL,), ""),  # one S: no ranking to qualify
+])
+def test_the_ranking_says_when_no_candidate_may_be_released(verdicts, words):
+    caveat = ranking_caveat(_rep(*verdicts))
+    assert caveat.startswith(words) if words else caveat == ""
+    if words:
+        assert "none is fit to release under these gates" in caveat

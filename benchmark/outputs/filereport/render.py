@@ -93,7 +93,7 @@ def html_report(rep: dict, extra: dict, specs: list) -> str:
 def summary_md(rep: dict) -> str:
     """summary.md: the verdict, the gates in words and the ranking, as Markdown (cells formula-neutral)."""
     from holdbench.benchmark.outputs.filereport.html import neutral
-    from holdbench.benchmark.outputs.filereport.verdicts import WORST_LABEL, worst_text
+    from holdbench.benchmark.outputs.filereport.verdicts import WORST_LABEL, ranking_caveat, worst_text
 
     def cell(x) -> str:
         return neutral(x).replace("|", "\\|").replace("\n", " ")
@@ -134,7 +134,9 @@ def summary_md(rep: dict) -> str:
                 vals.append(text)
             lines.append(f"| {cell(r['label'])} | " + " | ".join(vals) + " |")
         if len(names) > 1:
-            lines += ["", "Ranking: " + ", ".join(f"{i + 1}. {cell(n)}" for i, n in enumerate(rk["order"])) + ".",
+            caveat = ranking_caveat(rep)
+            lines += [""] + ([f"**{cell(caveat)}.**", ""] if caveat else [])
+            lines += ["Ranking: " + ", ".join(f"{i + 1}. {cell(n)}" for i, n in enumerate(rk["order"])) + ".",
                       "", cell(rk["aggregation"]) + "."]
     lines += ["", f"Exit status: {rep['exit_code']} (0 = every S passes the gates, 1 = a gate fails).", ""]
     return "\n".join(lines)

@@ -7,14 +7,14 @@ import numpy as np
 
 import holdbench.benchmark.outputs.filereport.figures as figures  # noqa: PLR0402 - by module path: no import circle
 from holdbench.benchmark.outputs.filereport.html import badge, esc, figure, means, num, pct, table, verdict_html
-from holdbench.benchmark.outputs.filereport.verdicts import WORST_LABEL, worst_text
+from holdbench.benchmark.outputs.filereport.verdicts import WORST_LABEL, ranking_caveat, worst_text
 
 
 def verdict(rep: dict, specs: list) -> str:
     names = list(rep["synthetic"])
     out = ['<h2 id="verdict">Verdict</h2>',
-           means("Each synthetic file S is judged by the gates below; a gate fails when S sits measurably "
-                 "closer to the training records T than unseen records H do, so releasing S could reveal T.")]
+           means("Each synthetic file S is judged by the gates below and passes only when every gate passes"
+                 + (f" ({rep['gates']['description']})." if rep["gates"].get("description") else "."))]
     out.append(f'<p>Gates: <code>{esc(rep["gates"]["source"])}</code>. Only these gates decide the verdict and the '
                "exit status; the pass/fail metrics listed under &ldquo;Other pass/fail metrics&rdquo; are "
                "information and decide nothing.</p>")
@@ -73,6 +73,9 @@ def _comparison(rep: dict, names: list[str]) -> str:
     if len(names) > 1:
         order = ", ".join(f"{i + 1}. {n}" + (" (fails the gates)" if rep["synthetic"][n]["verdict"]["verdict"] == "FAIL"
                                              else "") for i, n in enumerate(rk["order"]))
+        caveat = ranking_caveat(rep)
+        if caveat:
+            out.append(f'<p id="ranking-caveat"><b>{esc(caveat)}.</b></p>')
         out.append(f'<p id="ranking"><b>Ranking:</b> {esc(order)}.<br><span class="small">{esc(rk["aggregation"])}. '
                    "A value marked best in a column whose S fails the gates says so.</span></p>")
     return "\n".join(out)

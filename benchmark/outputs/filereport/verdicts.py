@@ -70,6 +70,17 @@ def worst_text(verdict: dict, unit: str = "") -> str:
     return "not measurable" if worst is None else f"{worst:.2f}{unit}"
 
 
+def ranking_caveat(rep: dict) -> str:
+    """What the ranking of several S cannot say: '' when one S passes every gate (or there is one S), else a
+    sentence that no S is fit to release under these gates and what the order then means."""
+    judged = [s["verdict"]["verdict"] for s in rep["synthetic"].values()]
+    if len(judged) < 2 or PASS in judged:
+        return ""
+    what = "fails" if all(v == FAIL for v in judged) else "fails or is not judged on"
+    return (f"No S passes every gate: each {what} at least one, so none is fit to release under these gates; "
+            "the order below only says which comes nearest to passing")
+
+
 def gate_excess(target, value: float | None, spec=None) -> float | None:
     """How many times the allowed deviation a gate's value deviates (> 1 beyond the bound, 1 at it); None when
     it cannot be said (no value, or no reference point to measure a deviation from).
