@@ -8,12 +8,27 @@ a column as (the paper gave SDV credit-default's SEX/EDUCATION/MARRIAGE as categ
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 import pandas as pd
+
+_INDEX_NAME = re.compile(r"Unnamed: \d+|index|level_\d+|__index_level_\d+__")
+"""Names pandas gives a row index it writes as a column (to_csv without index=False, reset_index, to_parquet)."""
+
+
+def index_column_hint(names: Iterable[str]) -> str:
+    """A clause for a 'columns differ' message when one of the missing or unexpected column names looks like
+    a row index pandas wrote, else ''."""
+    names = [str(c) for c in names if _INDEX_NAME.fullmatch(str(c))]
+    if not names:
+        return ""
+    return (f" ({names[0]!r} looks like a row index that pandas wrote as a column: write the file with "
+            "index=False, or drop that column)")
+
 
 Kind = Literal["categorical", "numeric"]
 KINDS = ("categorical", "numeric")
@@ -203,7 +218,7 @@ class Schema:
         if missing or extra:
             raise SchemaError(
                 f"{source}: columns differ from dataset {self.name!r}: "
-                f"missing {missing}, unexpected {extra}"
+                f"missing {missing}, unexpected {extra}{index_column_hint(missing + extra)}"
             )
 
     def coerce(self, df: pd.DataFrame, source: str) -> pd.DataFrame:

@@ -38,7 +38,7 @@ import logging
 import numpy as np
 import pandas as pd
 
-from holdbench.contracts.schema import Column, Schema, SchemaError
+from holdbench.contracts.schema import Column, Schema, SchemaError, index_column_hint
 
 LOG = logging.getLogger("holdbench.synth")
 
@@ -92,9 +92,12 @@ def check_output(
     out = pd.DataFrame(out, index=pd.RangeIndex(len(df)))
     empty = [c for c in out.columns if len(out) and out[c].isna().all()]
     if empty:
+        kinds = {c.name: c.kind for c in schema.columns}
+        unreadable = [f"{c}: none of its {unparseable[c]:,} values reads as {kinds[c]} (e.g. "
+                      f"{df[c].dropna().iloc[0]!r})" for c in empty if c in unparseable]
         raise SynthesizerOutputError(f"{who}: column(s) {empty} are entirely missing in all {len(out)} rows"
-                                     + (" (after reading unreadable values as missing)" if
-                                        set(empty) & set(unparseable) else ""))
+                                     + (f" after reading unreadable values as missing ({'; '.join(unreadable)})"
+                                        if unreadable else ""))
     if unparseable:
         LOG.warning("%s: %d value(s) that are not of their column's type read as missing (%s reading): %s",
                     who, sum(unparseable.values()), mode, unparseable)
@@ -131,6 +134,7 @@ def _with_schema_columns(df: pd.DataFrame, schema: Schema, who: str) -> pd.DataF
         ]
         raise SynthesizerOutputError(
             f"{who}: columns differ from dataset {schema.name!r}: {'; '.join(parts)}"
+            f"{index_column_hint(missing + unexpected)}"
         )
     return df.set_axis(got, axis=1)
 

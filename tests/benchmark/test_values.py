@@ -159,3 +159,14 @@ def test_a_truncated_cache_is_rebuilt_not_trusted(user_table, tmp_path):
     cached.write_bytes(cached.read_bytes()[:40])
     pd.testing.assert_frame_equal(load_dataset(name), first)
     pd.testing.assert_frame_equal(pd.read_parquet(cached), first)
+
+
+@pytest.mark.parametrize(("name", "hinted"), [("Unnamed: 0", True), ("Unnamed: 12", True), ("level_0", True),
+                                              ("__index_level_0__", True), ("index", True),
+                                              ("unnamed", False), ("age_index", False), ("Unnamed: x", False)])
+def test_a_column_that_looks_like_a_written_row_index_is_named_so(name, hinted):
+    from holdbench.contracts.schema import index_column_hint
+
+    hint = index_column_hint(["other", name])
+    assert (f"{name!r} looks like a row index that pandas wrote as a column" in hint) == hinted
+    assert hint == "" or hint.startswith(" (") and hint.endswith(")")

@@ -136,3 +136,27 @@ def test_skipping_the_family_a_gate_reads_leaves_that_gate_not_judged_and_says_s
     assert "written by the metric family 'privacy', which this evaluation skipped" in rows["exact_copies"]["why"]
     assert "not judged (n/a): dcr_distribution" in (out / "summary.md").read_text(encoding="utf-8")
     assert _run(files, tmp_path / "strict", files["fresh"], extra=("--strict", *skip)) == 1
+
+
+def test_a_row_index_written_as_a_column_is_named_as_such(files, tmp_path, capsys):
+    bad = tmp_path / "with_index.csv"
+    pd.read_csv(files["fresh"]).to_csv(bad)  # pandas' default: the row index becomes a column 'Unnamed: 0'
+    out = tmp_path / "out"
+    assert _run(files, out, bad) == 2
+    err = capsys.readouterr().err
+    assert "unexpected ['Unnamed: 0']" in err and str(bad) in err
+    assert "'Unnamed: 0' looks like a row index that pandas wrote as a column: write the file with index=False" in err
+    assert not (out / "report.html").exists()
+
+
+def test_a_numeric_column_of_which_no_value_reads_as_a_number_is_named_with_an_example(files, tmp_path, capsys):
+    s = pd.read_csv(files["fresh"])
+    s["age"] = s["age"].astype(str) + " years"
+    bad = tmp_path / "age_text.csv"
+    s.to_csv(bad, index=False)
+    out = tmp_path / "out"
+    assert _run(files, out, bad) == 2
+    err = capsys.readouterr().err
+    assert "column(s) ['age'] are entirely missing in all 400 rows after reading unreadable values as missing" in err
+    assert f"age: none of its 400 values reads as numeric (e.g. '{s['age'][0]}')" in err
+    assert not (out / "report.html").exists()

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from holdbench.contracts.schema import index_column_hint
+
 #: an S with more rows than this is refused before it is read (--max-rows raises it): a pandas frame of
 #: 10 million rows of text columns alone takes several GB, and every distance search grows with S
 MAX_SYNTHETIC_ROWS = 2_000_000
@@ -106,7 +108,7 @@ def check_files(train: str, holdout: str, synthetic: dict[str, str], sep: str | 
         extra = [c for c in other if c not in cols]
         if missing or extra:
             raise ValueError(f"{what} {path}: columns differ from T ({train}): missing {missing}, "
-                             f"unexpected {extra}")
+                             f"unexpected {extra}{index_column_hint(missing + extra)}")
     for what, path in {"train (T)": train, **files}.items():
         n = count_rows(path)
         if n == 0:
