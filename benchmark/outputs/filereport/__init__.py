@@ -63,6 +63,11 @@ def build_report(train: str, holdout: str, synthetic: dict[str, str], out: str |
     data = inp.read_flat(train, holdout, synthetic, dataset=dataset, target=target, values=values, sep=sep,
                          max_rows=max_rows or inp.MAX_SYNTHETIC_ROWS)
     shared = compute.Shared(data)
+    from holdbench.benchmark.outputs.filereport.diagnostics import identifier_columns, identifier_text
+
+    ids = identifier_text(identifier_columns(data.train, data.kinds))
+    if ids:
+        say(ids)
     if log is not None:  # each family says on stderr when it starts and how long it took
         from holdbench.benchmark.cli.evaluate import _announce
 

@@ -30,6 +30,42 @@ def _column(col: str, kind: str, train: pd.Series, other: pd.Series) -> dict:
     return out
 
 
+#: a text column of T whose distinct values are at least this share of its values looks like an identifier
+IDENTIFIER_SHARE = 0.9
+#: ... when T has at least this many values in it (a handful of rows are distinct by chance)
+IDENTIFIER_MIN_ROWS = 50
+
+
+def identifier_columns(train: pd.DataFrame, kinds: dict[str, str]) -> list[dict]:
+    """T's columns that look like record identifiers: a categorical column whose distinct values are at least
+    IDENTIFIER_SHARE of its non-missing values, or a numeric one of whole numbers all distinct (e.g. 1..n).
+    Such a column has no distribution a generator could learn; every measure of it says nothing and it
+    blurs the distances. Each: column, kind, distinct, values (non-missing), in T's column order."""
+    out = []
+    for col in train.columns:
+        x = train[col].dropna()
+        if len(x) < IDENTIFIER_MIN_ROWS:
+            continue
+        distinct = int(x.nunique())
+        if kinds[col] == "numeric":
+            v = pd.to_numeric(x, errors="coerce")
+            looks = distinct == len(x) and bool(np.all(np.isfinite(v)) and np.all(v == np.round(v)))
+        else:
+            looks = distinct >= IDENTIFIER_SHARE * len(x)
+        if looks:
+            out.append({"column": str(col), "kind": kinds[col], "distinct": distinct, "values": len(x)})
+    return out
+
+
+def identifier_text(found: list[dict]) -> str:
+    """The report's sentence on identifier-like columns ('' when there are none)."""
+    if not found:
+        return ""
+    cols = "; ".join(f"{c['column']} ({c['distinct']:,} distinct of {c['values']:,} values)" for c in found)
+    return (f"Column(s) of T that look like record identifiers: {cols}. A generator cannot learn such a column "
+            "and its measures say nothing; drop it from T, H and S before judging S")
+
+
 def diagnostics(inputs, name: str) -> dict:
     """Per column (S and H side by side) and per table: the validity counts of S `name`."""
     train, holdout, synthetic = inputs.train, inputs.holdout, inputs.synthetic[name]

@@ -36,11 +36,13 @@ def jsonable(x):
 
 def assemble(data, shared, evaluations: list, specs: list, gates, cfg: dict, settings: dict) -> tuple[dict, dict]:
     """(report.json's content, what the HTML needs beyond it: artifact tables and bucket counts)."""
+    from holdbench.benchmark.outputs.filereport.diagnostics import identifier_columns
     from holdbench.benchmark.outputs.filereport.verdicts import informational, judge, ranking
 
     judged = judge(evaluations, specs, gates)
     rep = {"holdbench_version": __version__, "settings": settings, "n_jobs": cfg.get("n_jobs"), "seed": cfg.get("seed"),
            "n_train": len(data.train), "n_holdout": len(data.holdout), "kinds": data.kinds,
+           "identifier_columns": identifier_columns(data.train, data.kinds),
            "gates": {"source": gates.source, "description": gates.description,
                      "targets": [t.name for t in gates.targets]},
            "synthetic": {}, "ranking": ranking(evaluations, specs, judged)}
@@ -67,8 +69,11 @@ def html_report(rep: dict, extra: dict, specs: list) -> str:
     import holdbench.benchmark.outputs.filereport.sections_privacy as sections_privacy  # noqa: PLR0402
     from holdbench.benchmark.outputs.filereport.html import esc, page
 
+    from holdbench.benchmark.outputs.filereport.diagnostics import identifier_text
+
     names = list(rep["synthetic"])
     s = rep["settings"]
+    ids = identifier_text(rep.get("identifier_columns") or [])
     files = "".join(f"<li>S <b>{esc(n)}</b>: <code>{esc(rep['synthetic'][n]['path'])}</code>, "
                     f"{rep['synthetic'][n]['n_rows']:,} rows</li>" for n in names)
     head = (f"<h1>Synthetic data report</h1><p class=\"small\">holdbench {esc(rep['holdbench_version'])}; "
@@ -79,7 +84,8 @@ def html_report(rep: dict, extra: dict, specs: list) -> str:
             f"</li>{files}</ul>"
             "<p>Every part measures S against T and sets the same measure of H against T beside it: H is what "
             "a perfect generator's output looks like, so S should look like H, not like T.</p>"
-            '<nav class="toc"><a href="#verdict">Verdict</a><a href="#columns">Column shapes</a>'
+            + (f'<p id="identifier-columns"><b>{esc(ids)}.</b></p>' if ids else "")
+            + '<nav class="toc"><a href="#verdict">Verdict</a><a href="#columns">Column shapes</a>'
             '<a href="#trends">Pair and triple trends</a><a href="#diagnostics">Diagnostics</a>'
             '<a href="#privacy">Privacy</a><a href="#utility">Utility</a><a href="#all">Every metric</a></nav>')
     col_data = {**{k: extra[k] for k in ("columns", "kinds", "labels", "train", "holdout")},
@@ -93,6 +99,7 @@ def html_report(rep: dict, extra: dict, specs: list) -> str:
 def summary_md(rep: dict) -> str:
     """summary.md: the verdict, the gates in words and the ranking, as Markdown (cells formula-neutral)."""
     from holdbench.benchmark.outputs.filereport.html import neutral
+    from holdbench.benchmark.outputs.filereport.diagnostics import identifier_text
     from holdbench.benchmark.outputs.filereport.verdicts import WORST_LABEL, ranking_caveat, worst_text
 
     def cell(x) -> str:
@@ -104,6 +111,9 @@ def summary_md(rep: dict) -> str:
              (f"T `{cell(rep['settings']['train'])}` ({rep['n_train']:,} {unit}), H `{cell(rep['settings']['holdout'])}` "
               f"({rep['n_holdout']:,} {unit}); gates `{cell(rep['gates']['source'])}`."), "",
              f"| S | verdict | failed gates | {WORST_LABEL} |", "| --- | --- | --- | --- |"]
+    ids = identifier_text(rep.get("identifier_columns") or [])
+    if ids:
+        lines[4:4] = [f"**{cell(ids)}.**", ""]
     for n in names:
         v = rep["synthetic"][n]["verdict"]
         unjudged = v.get("not_judged")

@@ -1,0 +1,75 @@
+"""Columns of T that look like record identifiers are named before any work and in the report."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from holdbench.benchmark.cli import main
+from holdbench.benchmark.outputs.filereport.diagnostics import IDENTIFIER_SHARE, identifier_columns
+from tests.report.conftest import FAST
+
+
+def test_which_columns_look_like_identifiers():
+    n = 200
+    k = int(IDENTIFIER_SHARE * n)
+    rng = np.random.default_rng(0)
+    t = pd.DataFrame({
+        "code": [f"c{i:04d}" for i in range(n)],                      # every value distinct: an identifier
+        # at the share exactly (179 values of their own and "x": 180 distinct of 200), and one distinct value fewer
+        "near": [f"n{i}" for i in range(k - 1)] + ["x"] * (n - k + 1),
+        "less": [f"l{i}" for i in range(k - 2)] + ["x"] * (n - k + 2),
+        "row": np.arange(n) * 3 + 7,                                   # whole numbers, all distinct
+        "amount": rng.normal(100, 10, n),                              # all distinct, but a measurement
+        "count": rng.integers(0, 10, n),                               # whole numbers, repeated
+    })
+    kinds = {"code": "categorical", "near": "categorical", "less": "categorical", "row": "numeric",
+             "amount": "numeric", "count": "numeric"}
+    found = identifier_columns(t, kinds)
+    assert [c["column"] for c in found] == ["code", "near", "row"]
+    assert found[0] == {"column": "code", "kind": "categorical", "distinct": n, "values": n}
+    # a few rows are all distinct by chance: not judged
+    assert identifier_columns(t.head(49), kinds) == []
+
+
+def test_the_report_names_an_identifier_column_on_stderr_in_the_page_and_in_the_summary(files, tmp_path, capsys):
+    d = tmp_path / "in"
+    d.mkdir()
+    paths = {}
+    for role in ("train", "holdout", "fresh"):
+        frame = pd.read_csv(files[role])
+        frame.insert(0, "customer", [f"{role}-{i}" for i in range(len(frame))])
+        paths[role] = d / f"{role}.csv"
+        frame.to_csv(paths[role], index=False)
+    out = tmp_path / "out"
+    argv = ["report", "--train", str(paths["train"]), "--holdout", str(paths["holdout"]), "--synthetic",
+            str(paths["fresh"]), "--metrics", "demo", "--out", str(out)] + [x for o in FAST for x in ("--set", o)]
+    main(argv)
+    words = "Column(s) of T that look like record identifiers: customer (400 distinct of 400 values)"
+    assert words in capsys.readouterr().err
+    rep = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert rep["identifier_columns"] == [{"column": "customer", "kind": "categorical", "distinct": 400, "values": 400}]
+    assert f'<p id="identifier-columns"><b>{words}' in (out / "report.html").read_text(encoding="utf-8")
+    assert f"**{words}" in (out / "summary.md").read_text()
+
+
+def test_no_identifier_column_no_word_of_it(files, tmp_path, capsys):
+    out = tmp_path / "out"
+    argv = ["report", "--train", str(files["train"]), "--holdout", str(files["holdout"]), "--synthetic",
+            str(files["fresh"]), "--metrics", "demo", "--out", str(out)] + [x for o in FAST for x in ("--set", o)]
+    main(argv)
+    assert "record identifiers" not in capsys.readouterr().err
+    assert json.loads((out / "report.json").read_text(encoding="utf-8"))["identifier_columns"] == []
+    assert 'id="identifier-columns"' not in (out / "report.html").read_text(encoding="utf-8")
+
+
+def test_the_guide_states_the_rule_the_code_applies():
+    from pathlib import Path
+
+    from holdbench.benchmark.outputs.filereport.diagnostics import IDENTIFIER_MIN_ROWS
+
+    guide = " ".join((Path(__file__).parents[2] / "docs" / "guides" / "report-your-files.md").read_text().split())
+    assert (f"distinct values are at least {IDENTIFIER_SHARE:.0%} of its values, or whole numbers all distinct, in "
+            f"a T of at least {IDENTIFIER_MIN_ROWS} rows") in guide
