@@ -155,6 +155,11 @@ def run(args: argparse.Namespace) -> int:
              "quasi_identifiers": tuple(schema.quasi_identifiers)}
     if args.target:
         roles["target"] = args.target
+    from holdbench.benchmark.outputs.filereport.diagnostics import identifier_columns, identifier_text
+
+    ids = identifier_text(identifier_columns(train, schema.kinds))
+    if ids:
+        print(f"[holdbench] {ids}", file=sys.stderr, flush=True)
     for family in families:
         _announce(family)
     res = evaluate(train, holdout, synthetic, schema.kinds, families=families, holdout_row=args.holdout_row,

@@ -34,8 +34,10 @@ def test_which_columns_look_like_identifiers():
     assert identifier_columns(t.head(49), kinds) == []
 
 
-def test_the_report_names_an_identifier_column_on_stderr_in_the_page_and_in_the_summary(files, tmp_path, capsys):
-    d = tmp_path / "in"
+WORDS = "Column(s) of T that look like record identifiers: customer (400 distinct of 400 values)"
+
+
+def _with_customer_ids(files, d):
     d.mkdir()
     paths = {}
     for role in ("train", "holdout", "fresh"):
@@ -43,11 +45,24 @@ def test_the_report_names_an_identifier_column_on_stderr_in_the_page_and_in_the_
         frame.insert(0, "customer", [f"{role}-{i}" for i in range(len(frame))])
         paths[role] = d / f"{role}.csv"
         frame.to_csv(paths[role], index=False)
+    return paths
+
+
+def test_evaluate_names_an_identifier_column_before_any_metric(files, tmp_path, capsys):
+    paths = _with_customer_ids(files, tmp_path / "in")
+    main(["evaluate", "--train", str(paths["train"]), "--holdout", str(paths["holdout"]), "--synthetic",
+          str(paths["fresh"]), "--metrics", "demo", "--skip", "attacks"])
+    err = capsys.readouterr().err
+    assert WORDS in err and err.index(WORDS) < err.index("[holdbench] fidelity ...")
+
+
+def test_the_report_names_an_identifier_column_on_stderr_in_the_page_and_in_the_summary(files, tmp_path, capsys):
+    paths = _with_customer_ids(files, tmp_path / "in")
     out = tmp_path / "out"
     argv = ["report", "--train", str(paths["train"]), "--holdout", str(paths["holdout"]), "--synthetic",
             str(paths["fresh"]), "--metrics", "demo", "--out", str(out)] + [x for o in FAST for x in ("--set", o)]
     main(argv)
-    words = "Column(s) of T that look like record identifiers: customer (400 distinct of 400 values)"
+    words = WORDS
     assert words in capsys.readouterr().err
     rep = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert rep["identifier_columns"] == [{"column": "customer", "kind": "categorical", "distinct": 400, "values": 400}]
