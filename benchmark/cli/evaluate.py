@@ -250,12 +250,16 @@ def read_inputs(args: argparse.Namespace):
     import logging
 
     from holdbench.benchmark.cell.checks import LOG, MIXED_ATTR, UNPARSEABLE_ATTR, check_output
+    from holdbench.benchmark.data.sequential_values import dates_to_days, iso_datetime_columns
     from holdbench.contracts.schema import SchemaError
 
     if not LOG.handlers and not logging.getLogger().handlers:
         LOG.addHandler(logging.NullHandler())  # the summary reports it; no duplicate on stderr
 
     train = read_table(args.train, sep=args.sep)
+    # text columns of T holding only ISO 8601 dates or times are numbers (days since 1970-01-01) in T, H and S
+    dates = [] if args.dataset else iso_datetime_columns(train)
+    train = dates_to_days(train, dates, f"train {args.train}")
     empty = [str(c) for c in train.columns if train[c].isna().all()]
     if empty:
         raise ValueError(f"train {args.train}: column(s) {empty} are entirely missing; no metric can "
@@ -265,14 +269,14 @@ def read_inputs(args: argparse.Namespace):
         train = schema.coerce(train, f"train {args.train}")
     except SchemaError as exc:
         raise ValueError(str(exc)) from None
-    holdout_raw = read_table(args.holdout, sep=args.sep)
+    holdout_raw = dates_to_days(read_table(args.holdout, sep=args.sep), dates, f"holdout {args.holdout}")
     holdout = check_output(holdout_raw, schema, len(holdout_raw), "holdout", values=args.values,
                            who=f"holdout {args.holdout}")
-    notes: dict = {"values": args.values}
+    notes: dict = {"values": args.values, "datetimes": dates}
     synthetic = None
     if args.synthetic and not args.holdout_row:
-        synthetic, s_notes = read_synthetic(read_table(args.synthetic, sep=args.sep), schema, args.values,
-                                            f"synthetic {args.synthetic}")
+        raw = dates_to_days(read_table(args.synthetic, sep=args.sep), dates, f"synthetic {args.synthetic}")
+        synthetic, s_notes = read_synthetic(raw, schema, args.values, f"synthetic {args.synthetic}")
         notes.update({f"synthetic_{k}": v for k, v in s_notes.items()})
     notes["holdout_mixed_types"] = holdout.attrs.get(MIXED_ATTR, {})
     notes["holdout_read_as_missing"] = holdout.attrs.get(UNPARSEABLE_ATTR, {})
@@ -329,9 +333,17 @@ def value_notes(d: dict) -> list[str]:
         if missing:
             lines.append(f"  {table}: values not of T's column type read as missing: "
                          + ", ".join(f"{c} {n:,}" for c, n in sorted(missing.items())))
+    if d.get("datetimes"):
+        lines.append(f"  {dates_text(d['datetimes'])}")
     if lines:
         lines = ["", f"Values ({_READINGS.get(d.get('values'), d.get('values'))}):"] + lines
     return lines
+
+
+def dates_text(columns: list[str]) -> str:
+    """The sentence saying which text columns were read as dates (read_inputs)."""
+    return (f"column(s) {', '.join(columns)}: ISO 8601 dates or times in T, read as days since 1970-01-01 in T, H "
+            "and S (a time of day is a fraction of a day)")
 
 
 def _specs(family) -> list:

@@ -11,7 +11,6 @@ T's columns, its row order kept as it is).
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,10 +23,9 @@ from holdbench.benchmark.data.sequential import (
     check_synthetic_pair,
     from_frames,
 )
+from holdbench.benchmark.data.sequential_values import iso_datetime_columns
 from holdbench.contracts.schema import Column, Schema, SchemaError
 
-#: an ISO 8601 date, or date and time (optional seconds, fraction and zone): read as a datetime column
-ISO_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?")
 
 
 def _read(file: str | Path, what: str) -> pd.DataFrame:
@@ -63,11 +61,8 @@ def events_spec(events_file: str | Path, key: str, order: list[str], n_events_pr
     cols = frame.drop(columns=[key])
     if cols.shape[1] == 0:
         raise ValueError(f"{events_file}: no event column besides the key {key!r}")
-    for c in cols.columns:
-        values = cols[c].dropna()
-        if (c not in datetimes and values.dtype == object and len(values)
-                and values.astype(str).str.fullmatch(ISO_DATETIME).all()):
-            datetimes[str(c)] = None
+    for c in iso_datetime_columns(cols):
+        datetimes.setdefault(c, None)
     rest = cols.drop(columns=list(datetimes))
     try:
         inferred = Schema.infer(f"{Path(events_file).name}:events", rest).columns if rest.shape[1] else ()

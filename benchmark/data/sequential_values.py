@@ -1,5 +1,5 @@
-"""Values of sequential event files: datetime columns parsed to days since 1970-01-01, and where a
-file's bytes are not UTF-8. No import of holdbench.benchmark.data.sequential (it imports this module):
+"""Values of sequential event files (and of flat tables' ISO 8601 text columns): datetime columns parsed to
+days since 1970-01-01, and where a file's bytes are not UTF-8. No import of holdbench.benchmark.data.sequential (it imports this module):
 a spec is read by its attributes `key`, `datetimes` and `event_columns`.
 
 A datetime column (`kind: datetime` in a sequential dataset's config) is parsed with its `format`
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import re
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,30 @@ import pandas as pd
 
 EPOCH = pd.Timestamp("1970-01-01")
 DAY = pd.Timedelta(days=1)
+#: an ISO 8601 date, or date and time (optional seconds, fraction and zone): read as a datetime column
+ISO_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?")
+
+
+def iso_datetime_columns(frame: pd.DataFrame) -> list[str]:
+    """The text columns of frame whose every non-missing value (at least one) is an ISO 8601 date or time."""
+    out = []
+    for c in frame.columns:
+        values = frame[c].dropna()
+        if values.dtype == object and len(values) and values.astype(str).str.fullmatch(ISO_DATETIME).all():
+            out.append(str(c))
+    return out
+
+
+def dates_to_days(frame: pd.DataFrame, columns: list[str], file: str) -> pd.DataFrame:
+    """frame with each of `columns` it has (ISO 8601 text) as float days since 1970-01-01; a value that does
+    not parse is a ValueError naming the file, the column and the value (to_days)."""
+    present = [c for c in columns if c in frame.columns]
+    if not present:
+        return frame
+    out = frame.copy()
+    for c in present:
+        out[c] = to_days(out[c], None, file, c)
+    return out
 
 
 def to_days(values: pd.Series, fmt: str | None, file: str, column: str) -> pd.Series:

@@ -65,6 +65,10 @@ def build_report(train: str, holdout: str, synthetic: dict[str, str], out: str |
     shared = compute.Shared(data)
     from holdbench.benchmark.outputs.filereport.diagnostics import identifier_columns, identifier_text
 
+    if data.datetimes:
+        from holdbench.benchmark.cli.evaluate import dates_text
+
+        say(dates_text(data.datetimes))
     ids = identifier_text(identifier_columns(data.train, data.kinds))
     if ids:
         say(ids)

@@ -31,6 +31,8 @@ class Inputs:
     """file role or S name -> {column: dtype pandas read it with}, before T's schema was applied."""
     read_notes: dict[str, dict] = field(default_factory=dict)
     """S name -> mixed types and values read as missing (holdbench.benchmark.cell.checks)."""
+    datetimes: list[str] = field(default_factory=list)
+    """Text columns of T holding ISO 8601 dates or times, read as days since 1970-01-01 in T, H and every S."""
 
 
 def stem(path: str) -> str:
@@ -126,6 +128,7 @@ def read_flat(train: str, holdout: str, synthetic: dict[str, str], *, dataset: s
     from argparse import Namespace
 
     from holdbench.benchmark.cli.evaluate import read_inputs, read_synthetic
+    from holdbench.benchmark.data.sequential_values import dates_to_days
     from holdbench.contracts.io import read_table
 
     check_files(train, holdout, synthetic, sep, max_rows, target)
@@ -135,7 +138,7 @@ def read_flat(train: str, holdout: str, synthetic: dict[str, str], *, dataset: s
     raw_dtypes = {"train": {c.name: str(c.dtype) for c in schema.columns}}
     out, read_notes = {}, {}
     for name, path in synthetic.items():
-        raw = read_table(path, sep=sep)
+        raw = dates_to_days(read_table(path, sep=sep), notes["datetimes"], f"synthetic {name!r} ({path})")
         raw_dtypes[name] = {c: str(raw[c].dtype) for c in t.columns}
         out[name], read_notes[name] = read_synthetic(raw, schema, values, f"synthetic {name!r} ({path})")
         del raw
@@ -143,4 +146,4 @@ def read_flat(train: str, holdout: str, synthetic: dict[str, str], *, dataset: s
              "quasi_identifiers": tuple(schema.quasi_identifiers)}
     read_notes["holdout"] = {k.removeprefix("holdout_"): v for k, v in notes.items() if k.startswith("holdout_")}
     return Inputs(t, h, out, {"train": train, "holdout": holdout, **synthetic}, dict(schema.kinds), roles,
-                  raw_dtypes, read_notes)
+                  raw_dtypes, read_notes, list(notes["datetimes"]))

@@ -42,7 +42,7 @@ def assemble(data, shared, evaluations: list, specs: list, gates, cfg: dict, set
     judged = judge(evaluations, specs, gates)
     rep = {"holdbench_version": __version__, "settings": settings, "n_jobs": cfg.get("n_jobs"), "seed": cfg.get("seed"),
            "n_train": len(data.train), "n_holdout": len(data.holdout), "kinds": data.kinds,
-           "identifier_columns": identifier_columns(data.train, data.kinds),
+           "identifier_columns": identifier_columns(data.train, data.kinds), "datetime_columns": data.datetimes,
            "gates": {"source": gates.source, "description": gates.description,
                      "targets": [t.name for t in gates.targets]},
            "synthetic": {}, "ranking": ranking(evaluations, specs, judged)}
@@ -69,6 +69,7 @@ def html_report(rep: dict, extra: dict, specs: list) -> str:
     import holdbench.benchmark.outputs.filereport.sections_privacy as sections_privacy  # noqa: PLR0402
     from holdbench.benchmark.outputs.filereport.html import esc, page
 
+    from holdbench.benchmark.cli.evaluate import dates_text
     from holdbench.benchmark.outputs.filereport.diagnostics import identifier_text
 
     names = list(rep["synthetic"])
@@ -84,6 +85,8 @@ def html_report(rep: dict, extra: dict, specs: list) -> str:
             f"</li>{files}</ul>"
             "<p>Every part measures S against T and sets the same measure of H against T beside it: H is what "
             "a perfect generator's output looks like, so S should look like H, not like T.</p>"
+            + (f'<p id="datetime-columns">{esc(dates_text(rep["datetime_columns"]))}.</p>'
+               if rep.get("datetime_columns") else "")
             + (f'<p id="identifier-columns"><b>{esc(ids)}.</b></p>' if ids else "")
             + '<nav class="toc"><a href="#verdict">Verdict</a><a href="#columns">Column shapes</a>'
             '<a href="#trends">Pair and triple trends</a><a href="#diagnostics">Diagnostics</a>'

@@ -1,0 +1,73 @@
+"""Flat tables: a text column of T holding only ISO 8601 dates or times is read as days since 1970-01-01 in
+T, H and every S (as the sequential path reads datetime event columns), not as categories of text."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from holdbench.benchmark.cli import main
+from holdbench.benchmark.data.sequential_values import dates_to_days, iso_datetime_columns
+from tests.report.conftest import FAST
+
+
+def test_which_columns_are_dates_and_their_days():
+    frame = pd.DataFrame({"day": ["1970-01-02", None, "1969-12-31"],
+                          "stamp": ["1970-01-01 12:00", "1970-01-01T06:00:00", "1970-01-01T00:00+01:00"],
+                          "text": ["1970-01-02", "soon", None], "number": [1, 2, 3], "empty": [None, None, None]})
+    assert iso_datetime_columns(frame) == ["day", "stamp"]
+    days = dates_to_days(frame, ["day", "stamp", "not_there"], "f.csv")
+    assert days["day"].tolist()[0] == 1.0 and np.isnan(days["day"][1]) and days["day"][2] == -1.0
+    assert days["stamp"].tolist() == [0.5, 0.25, -1 / 24]  # a zone is converted to UTC
+    assert days["text"].tolist() == frame["text"].tolist()  # columns not named are left as they are
+    with pytest.raises(ValueError, match=r"f\.csv: datetime column 'text': 1 value\(s\) do not parse .*'soon'"):
+        dates_to_days(frame, ["text"], "f.csv")
+
+
+def _with_dates(files, d, bad_s: bool = False):
+    d.mkdir()
+    rng = np.random.default_rng(5)
+    paths = {}
+    for role in ("train", "holdout", "fresh"):
+        frame = pd.read_csv(files[role])
+        seconds = rng.integers(0, 3 * 365 * 86400, len(frame))
+        frame["signup"] = (pd.Timestamp("2020-01-01") + pd.to_timedelta(seconds, unit="s")).strftime("%Y-%m-%d %H:%M:%S")
+        if bad_s and role == "fresh":
+            frame.loc[7, "signup"] = "last Tuesday"
+        paths[role] = d / f"{role}.csv"
+        frame.to_csv(paths[role], index=False)
+    return paths
+
+
+def test_the_report_reads_a_date_column_as_days_and_says_so(files, tmp_path, capsys):
+    paths = _with_dates(files, tmp_path / "in")
+    out = tmp_path / "out"
+    main(["report", "--train", str(paths["train"]), "--holdout", str(paths["holdout"]), "--synthetic",
+          str(paths["fresh"]), "--metrics", "demo", "--out", str(out)] + [x for o in FAST for x in ("--set", o)])
+    words = "column(s) signup: ISO 8601 dates or times in T, read as days since 1970-01-01 in T, H and S"
+    assert words in capsys.readouterr().err
+    rep = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert rep["kinds"]["signup"] == "numeric" and rep["datetime_columns"] == ["signup"]
+    assert rep["identifier_columns"] == []  # near-unique times, but a quantity: not an identifier
+    assert rep["synthetic"]["fresh"]["views"]["diagnostics"]["changed_types"] == []
+    shapes = {c["columns"]: c for c in rep["synthetic"]["fresh"]["views"]["columns"]}
+    # T and H drawn alike, binned on T's quantiles: well below 1, the TVD of 400 + 400 distinct texts
+    assert shapes["signup"]["tvd_holdout"] < 0.5
+    assert f'<p id="datetime-columns">{words}' in (out / "report.html").read_text(encoding="utf-8")
+
+
+def test_evaluate_says_so_and_an_s_value_that_is_no_date_is_refused_naming_it(files, tmp_path, capsys):
+    paths = _with_dates(files, tmp_path / "in", bad_s=True)
+    code = main(["evaluate", "--train", str(paths["train"]), "--holdout", str(paths["holdout"]), "--synthetic",
+                 str(paths["fresh"]), "--metrics", "demo", "--skip", "attacks"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert (f"synthetic {paths['fresh']}: datetime column 'signup': 1 value(s) do not parse as datetimes" in err
+            and "'last Tuesday' (row 8 of the table)" in err)
+    good = _with_dates(files, tmp_path / "good")
+    main(["evaluate", "--train", str(good["train"]), "--holdout", str(good["holdout"]), "--synthetic",
+          str(good["fresh"]), "--metrics", "demo", "--skip", "attacks"])
+    assert "column(s) signup: ISO 8601 dates or times in T, read as days since 1970-01-01" in capsys.readouterr().out
