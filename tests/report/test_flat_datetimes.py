@@ -4,6 +4,7 @@ T, H and every S (as the sequential path reads datetime event columns), not as c
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -35,6 +36,7 @@ def _with_dates(files, d, bad_s: bool = False):
         frame = pd.read_csv(files[role])
         seconds = rng.integers(0, 3 * 365 * 86400, len(frame))
         frame["signup"] = (pd.Timestamp("2020-01-01") + pd.to_timedelta(seconds, unit="s")).strftime("%Y-%m-%d %H:%M:%S")
+        frame["birthday"] = (pd.Timestamp("1950-01-01") + pd.to_timedelta(seconds // 20, unit="s")).strftime("%Y-%m-%d")
         if bad_s and role == "fresh":
             frame.loc[7, "signup"] = "last Tuesday"
         paths[role] = d / f"{role}.csv"
@@ -47,10 +49,15 @@ def test_the_report_reads_a_date_column_as_days_and_says_so(files, tmp_path, cap
     out = tmp_path / "out"
     main(["report", "--train", str(paths["train"]), "--holdout", str(paths["holdout"]), "--synthetic",
           str(paths["fresh"]), "--metrics", "demo", "--out", str(out)] + [x for o in FAST for x in ("--set", o)])
-    words = "column(s) signup: ISO 8601 dates or times in T, read as days since 1970-01-01 in T, H and S"
+    words = "column(s) signup, birthday: ISO 8601 dates or times in T, read as days since 1970-01-01 in T, H and S"
     assert words in capsys.readouterr().err
     rep = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    assert rep["kinds"]["signup"] == "numeric" and rep["datetime_columns"] == ["signup"]
+    assert rep["kinds"]["signup"] == rep["kinds"]["birthday"] == "numeric"
+    assert rep["datetime_columns"] == ["signup", "birthday"]
+    # the buckets are named by the dates (and, where T has times of day, times) they span
+    buckets = rep["synthetic"]["fresh"]["views"]["column_buckets"]
+    assert re.fullmatch(r"2020-01-\d\d \d\d:\d\d\.\.20\d\d-\d\d-\d\d \d\d:\d\d", buckets["signup"]["labels"][0])
+    assert re.fullmatch(r"1950-01-\d\d\.\.19\d\d-\d\d-\d\d", buckets["birthday"]["labels"][0])
     assert rep["identifier_columns"] == []  # near-unique times, but a quantity: not an identifier
     assert rep["synthetic"]["fresh"]["views"]["diagnostics"]["changed_types"] == []
     shapes = {c["columns"]: c for c in rep["synthetic"]["fresh"]["views"]["columns"]}
@@ -70,4 +77,4 @@ def test_evaluate_says_so_and_an_s_value_that_is_no_date_is_refused_naming_it(fi
     good = _with_dates(files, tmp_path / "good")
     main(["evaluate", "--train", str(good["train"]), "--holdout", str(good["holdout"]), "--synthetic",
           str(good["fresh"]), "--metrics", "demo", "--skip", "attacks"])
-    assert "column(s) signup: ISO 8601 dates or times in T, read as days since 1970-01-01" in capsys.readouterr().out
+    assert "column(s) signup, birthday: ISO 8601 dates or times in T, read as days since 1970-01-01" in capsys.readouterr().out

@@ -62,6 +62,8 @@ class Shared:
         from holdbench.metrics.fidelity import BUCKET_CAPS
 
         self.columns = list(inputs.train.columns)
+        #: the columns read from ISO dates: whether every T value is a whole day (shown without a time)
+        self.datetimes = {c: bool((inputs.train[c].dropna() % 1 == 0).all()) for c in inputs.datetimes}
         self.disc = [Discretiser(inputs.train, inputs.kinds, BUCKET_CAPS[k]) for k in (1, 2)]
         self._transform_all = transform_all
         self._assoc = association_matrix
@@ -81,11 +83,18 @@ class Shared:
 
     def bucket_labels(self) -> list[list[str]]:
         """Each column's bucket names: T's categories, or numeric ranges, then _other_ and missing."""
+        from holdbench.benchmark.data.sequential_values import days_to_datetimes
+
         out = []
         for b in self.disc[0].columns:
             if b.kind == "numeric":
                 e = b.edges
-                names = [f"{e[i]:.4g}..{e[i + 1]:.4g}" for i in range(len(e) - 1)] if len(e) > 1 else ["(all)"]
+                if b.name in self.datetimes:  # days since 1970-01-01: shown as the dates (and times) they are
+                    fmt = "%Y-%m-%d" if self.datetimes[b.name] else "%Y-%m-%d %H:%M"
+                    e = days_to_datetimes(pd.Series(e)).dt.strftime(fmt).tolist()
+                    names = [f"{e[i]}..{e[i + 1]}" for i in range(len(e) - 1)] if len(e) > 1 else ["(all)"]
+                else:
+                    names = [f"{e[i]:.4g}..{e[i + 1]:.4g}" for i in range(len(e) - 1)] if len(e) > 1 else ["(all)"]
                 names += ["outside T's range", "missing"]
             else:
                 names = [*b.labels, "_other_ (not among T's top 100)", "missing"]
