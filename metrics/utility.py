@@ -14,6 +14,10 @@
   Multi-class: macro average of the one-vs-rest AUCs over the classes present in H. When S has
   only one target class its model predicts a constant, whose AUC is 0.5 (stated in the reason).
   AUC ratio = AUC_S / AUC_T (1 = as useful as the real data; higher is better).
+  A numeric target with more than `_MAX_CLASSES` distinct values in T is a regression target instead:
+  HistGradientBoostingRegressor (same features, seed and defaults) trained on S and on T, both scored on H
+  by R² (sklearn's r2_score); rows whose target is missing are left out (counted in the reason). R² ratio =
+  R²_S / R²_T, undefined (NaN, with a reason) when T's own R² is not positive.
 - **CI overlap** (Karr et al. 2006): the main-effects logistic regression of a binary target
   (positive class as above), unpenalised, fitted with statsmodels on T and on S with one
   design learned on T: numerics standardised with T's mean and SD (missing → T's mean);
@@ -45,8 +49,8 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 from scipy.linalg import lapack
-from sklearn.ensemble import HistGradientBoostingClassifier
-from sklearn.metrics import roc_auc_score
+from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+from sklearn.metrics import r2_score, roc_auc_score
 from statsmodels.tools.sm_exceptions import PerfectSeparationError
 from threadpoolctl import threadpool_limits
 
@@ -87,6 +91,15 @@ class UtilityResult:
     tstr_auc_ratio: float = metric("TSTR AUC ratio", "utility", direction="higher", digits=3, headline=True,
                                    meaning="AUC(train S) / AUC(train T) on H: 1 = as useful as the real "
                                            "data for prediction; higher is better.")
+    tstr_r2_synthetic: float = metric("TSTR R² (train S)", "utility", direction="higher", digits=4,
+                                      meaning="A numeric target: R² on H of a gradient-boosting regressor of the "
+                                              "target trained on S.")
+    tstr_r2_train: float = metric("TSTR R² (train T)", "utility", direction="higher", digits=4,
+                                  meaning="The same regressor trained on T: the reference.")
+    tstr_r2_ratio: float = metric("TSTR R² ratio", "utility", direction="higher", digits=3,
+                                  meaning="R²(train S) / R²(train T) on H for a numeric target: 1 = as useful as "
+                                          "the real data for prediction; higher is better (NaN when T's R² is "
+                                          "not positive).")
     ci_overlap_mean: float = metric("CI overlap (mean)", "utility", direction="higher", digits=3,
                                     meaning="Mean over coefficients of the 95% interval overlap of a "
                                             "main-effects logistic regression of the target fitted on T "
@@ -191,8 +204,9 @@ class Utility(MetricFamily):
             if cart.reason:
                 reasons.append(cart.reason)
             fields.update(pmse_cart_ratio=cart.ratio, pmse_cart=cart.pmse, pmse_cart_null=cart.null_mean)
-        fields.update(dict.fromkeys(("tstr_auc_synthetic", "tstr_auc_train", "tstr_auc_ratio", "ci_overlap_mean",
-                                      "ci_overlap_min"), math.nan))
+        fields.update(dict.fromkeys(("tstr_auc_synthetic", "tstr_auc_train", "tstr_auc_ratio", "tstr_r2_synthetic",
+                                      "tstr_r2_train", "tstr_r2_ratio", "ci_overlap_mean", "ci_overlap_min"),
+                                    math.nan))
         target = data.target
         if target is None:
             reasons.append("no target: TSTR and CI overlap need the dataset's target")
@@ -253,6 +267,8 @@ def _tstr(data: EvalData, target: str, reasons: list[str]) -> dict:
     y_t, y_h, classes = _target_codes(data.train[target], data.holdout[target], numeric)
     nan = dict.fromkeys(("tstr_auc_synthetic", "tstr_auc_train", "tstr_auc_ratio"), math.nan)
     if len(classes) > _MAX_CLASSES:
+        if numeric:
+            return _tstr_regression(data, target, reasons)
         reasons.append(f"TSTR: target {target!r} has {len(classes)} distinct values in T, "
                        f"not a classification target (at most {_MAX_CLASSES})")
         return nan
@@ -289,6 +305,44 @@ def _tstr(data: EvalData, target: str, reasons: list[str]) -> dict:
         proba = _fit_predict(x_s, y_s, x_h, mask, len(classes), data.seed)
     auc_s = _auc(proba, y_h, len(classes))
     return {**out, "tstr_auc_synthetic": auc_s, "tstr_auc_ratio": auc_s / auc_t if auc_t > 0 else math.nan}
+
+
+def _tstr_regression(data: EvalData, target: str, reasons: list[str]) -> dict:
+    """TSTR of a numeric target: R² on H of a seeded HGB regressor trained on T and on S, and their ratio."""
+    features = [c for c in data.train.columns if c != target]
+    kinds = {c: data.kinds[c] for c in features}
+    mask = np.array([kinds[c] == "categorical" for c in features], dtype=bool)
+
+    def xy(frame: pd.DataFrame, who: str) -> tuple[np.ndarray, np.ndarray]:
+        y = pd.to_numeric(frame[target], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        keep = np.isfinite(y)
+        if (~keep).any():
+            reasons.append(f"TSTR: {int((~keep).sum())} {who} rows with a missing target left out")
+        return _hgb_features(data.train[features], frame[features], kinds)[keep], y[keep]
+
+    def r2(x: np.ndarray, y: np.ndarray) -> float:
+        model = HistGradientBoostingRegressor(categorical_features=mask if mask.any() else None,
+                                              random_state=data.seed)
+        return float(r2_score(y_h, model.fit(x, y).predict(x_h)))
+
+    nan = dict.fromkeys(("tstr_r2_synthetic", "tstr_r2_train", "tstr_r2_ratio"), math.nan)
+    x_h, y_h = xy(data.holdout, "H")
+    if len(y_h) < 2 or np.ptp(y_h) == 0:
+        reasons.append("TSTR: H has fewer than two distinct target values, R² undefined")
+        return nan
+    r2_t = r2(*xy(data.train, "T"))
+    out = {**nan, "tstr_r2_train": r2_t}
+    if data.holdout_row:
+        reasons.append("TSTR: the holdout row would train on H and test on H (in-sample), not computed")
+        return out
+    x_s, y_s = xy(data.synthetic, "S")
+    if len(y_s) == 0:
+        reasons.append("TSTR: S has no row with a target value")
+        return out
+    r2_s = r2(x_s, y_s)
+    if r2_t <= 0:
+        reasons.append(f"TSTR: T's own R² on H is {r2_t:.4g}, not positive: the R² ratio is undefined")
+    return {**out, "tstr_r2_synthetic": r2_s, "tstr_r2_ratio": r2_s / r2_t if r2_t > 0 else math.nan}
 
 
 def _fit_predict(x: np.ndarray, y: np.ndarray, x_test: np.ndarray, mask: np.ndarray, k: int,

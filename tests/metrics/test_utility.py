@@ -168,12 +168,22 @@ def test_no_target_gives_nan_and_reason():
         run(t, h, s, target="income")
 
 
-def test_continuous_target_is_not_a_classification_target():
+def test_continuous_target_is_a_regression_target():
     t, h, s = make(300, 1), make(300, 2), make(300, 3)
     data = EvalData(t, h, s, KINDS, target="x", seed=0)
     r = Utility(degree=1).compute(data)
     assert math.isnan(r.tstr_auc_ratio) and math.isnan(r.ci_overlap_mean)
-    assert "not a classification target" in r.utility_reason and "binary target" in r.utility_reason
+    assert np.isfinite(r.tstr_r2_train) and np.isfinite(r.tstr_r2_synthetic)
+    assert "binary target" in r.utility_reason and "not a classification target" not in r.utility_reason
+
+
+def test_a_text_target_of_many_levels_is_not_a_classification_target():
+    t, h, s = make(300, 1), make(300, 2), make(300, 3)
+    for i, frame in enumerate((t, h, s)):
+        frame["code"] = [f"c{(j + i) % 60}" for j in range(len(frame))]
+    r = Utility(degree=1).compute(EvalData(t, h, s, {**KINDS, "code": "categorical"}, target="code", seed=0))
+    assert math.isnan(r.tstr_auc_ratio) and math.isnan(r.tstr_r2_ratio)
+    assert "has 60 distinct values in T, not a classification target (at most 50)" in r.utility_reason
 
 
 def test_cart_variant_detects_a_shuffled_column():

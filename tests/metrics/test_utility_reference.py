@@ -83,3 +83,52 @@ def test_ci_overlap_equals_statsmodels_and_the_karr_formula():
     assert r.ci_overlap_mean == pytest.approx(np.mean(want), rel=1e-6)
     assert r.ci_overlap_min == pytest.approx(min(want), rel=1e-6)
     assert r.ci_overlap_worst == names[int(np.argmin(want))]
+
+
+REG_KINDS = {"x": "numeric", "w": "numeric", "g": "categorical", "y": "numeric"}
+
+
+def make_numeric(n: int, seed: int, slope: float = 2.0) -> pd.DataFrame:
+    """A numeric target with far more than 50 distinct values: the regression form of TSTR."""
+    rng = np.random.default_rng(seed)
+    x, w = rng.normal(size=n), rng.exponential(size=n)
+    g = rng.choice(["a", "m", "z"], size=n, p=[0.3, 0.5, 0.2]).astype(object)
+    y = slope * x - 0.7 * w + 1.2 * (g == "a") + rng.normal(0, 0.5, n)
+    return pd.DataFrame({"x": x, "w": w, "g": g, "y": y})
+
+
+def hgb_r2(train: pd.DataFrame, test: pd.DataFrame, levels: list[str]) -> float:
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.metrics import r2_score
+
+    def enc(f):
+        codes = f["g"].map({v: float(i) for i, v in enumerate(levels)}).to_numpy(dtype=float, na_value=np.nan)
+        return np.column_stack([f["x"], f["w"], codes])
+
+    train, test = train[train["y"].notna()], test[test["y"].notna()]
+    model = HistGradientBoostingRegressor(categorical_features=[False, False, True], random_state=3)
+    model.fit(enc(train), train["y"])
+    return r2_score(test["y"], model.predict(enc(test)))
+
+
+def test_tstr_of_a_numeric_target_equals_sklearns_regressor_fitted_directly():
+    t, h, s = make_numeric(800, 1), make_numeric(600, 2), make_numeric(900, 3, slope=0.5)
+    s.loc[:30, "g"] = "unseen"
+    s.loc[31:40, "y"] = np.nan  # left out, and counted
+    r = Utility(degree=1, ci_overlap=False).compute(EvalData(t, h, s, REG_KINDS, target="y", seed=3))
+    levels = sorted(t["g"].unique())
+    want_t, want_s = hgb_r2(t, h, levels), hgb_r2(s, h, levels)
+    assert r.tstr_r2_train == pytest.approx(want_t, rel=1e-12)
+    assert r.tstr_r2_synthetic == pytest.approx(want_s, rel=1e-12)
+    assert r.tstr_r2_ratio == pytest.approx(want_s / want_t, rel=1e-12)
+    assert 0.5 < want_t and want_s < want_t  # S with a weaker slope predicts H worse
+    assert np.isnan(r.tstr_auc_ratio) and "TSTR: 10 S rows with a missing target left out" in r.utility_reason
+
+
+def test_tstr_of_a_numeric_target_a_copy_of_t_scores_one_and_a_target_shuffled_s_near_zero():
+    t, h = make_numeric(800, 1), make_numeric(600, 2)
+    shuffled = t.assign(y=np.random.default_rng(9).permutation(t["y"].to_numpy()))
+    copy = Utility(degree=1, ci_overlap=False).compute(EvalData(t, h, t.copy(), REG_KINDS, target="y", seed=3))
+    assert copy.tstr_r2_ratio == pytest.approx(1.0, rel=1e-12)
+    noise = Utility(degree=1, ci_overlap=False).compute(EvalData(t, h, shuffled, REG_KINDS, target="y", seed=3))
+    assert noise.tstr_r2_ratio < 0.05
