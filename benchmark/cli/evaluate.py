@@ -250,15 +250,16 @@ def read_inputs(args: argparse.Namespace):
     import logging
 
     from holdbench.benchmark.cell.checks import LOG, MIXED_ATTR, UNPARSEABLE_ATTR, check_output
-    from holdbench.benchmark.data.sequential_values import dates_to_days, iso_datetime_columns
+    from holdbench.benchmark.data.sequential_values import dates_to_days, datetime_columns
     from holdbench.contracts.schema import SchemaError
 
     if not LOG.handlers and not logging.getLogger().handlers:
         LOG.addHandler(logging.NullHandler())  # the summary reports it; no duplicate on stderr
 
     train = read_table(args.train, sep=args.sep)
-    # text columns of T holding only ISO 8601 dates or times are numbers (days since 1970-01-01) in T, H and S
-    dates = [] if args.dataset else iso_datetime_columns(train)
+    # columns of T holding dates (datetime64, or text of ISO 8601 dates or times only) are numbers (days since
+    # 1970-01-01) in T, H and S
+    dates = [] if args.dataset else datetime_columns(train)
     train = dates_to_days(train, dates, f"train {args.train}")
     empty = [str(c) for c in train.columns if train[c].isna().all()]
     if empty:
@@ -342,7 +343,7 @@ def value_notes(d: dict) -> list[str]:
 
 def dates_text(columns: list[str]) -> str:
     """The sentence saying which text columns were read as dates (read_inputs)."""
-    return (f"column(s) {', '.join(columns)}: ISO 8601 dates or times in T, read as days since 1970-01-01 in T, H "
+    return (f"column(s) {', '.join(columns)}: dates or times in T, read as days since 1970-01-01 in T, H "
             "and S (a time of day is a fraction of a day)")
 
 

@@ -23,7 +23,7 @@ from holdbench.benchmark.data.sequential import (
     check_synthetic_pair,
     from_frames,
 )
-from holdbench.benchmark.data.sequential_values import iso_datetime_columns
+from holdbench.benchmark.data.sequential_values import datetime_columns
 from holdbench.contracts.schema import Column, Schema, SchemaError
 
 
@@ -61,7 +61,7 @@ def events_spec(events_file: str | Path, key: str, order: list[str], n_events_pr
     cols = frame.drop(columns=[key])
     if cols.shape[1] == 0:
         raise ValueError(f"{events_file}: no event column besides the key {key!r}")
-    for c in iso_datetime_columns(cols):
+    for c in datetime_columns(cols):
         datetimes.setdefault(c, None)
     rest = cols.drop(columns=list(datetimes))
     try:

@@ -26,19 +26,21 @@ DAY = pd.Timedelta(days=1)
 ISO_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?")
 
 
-def iso_datetime_columns(frame: pd.DataFrame) -> list[str]:
-    """The text columns of frame whose every non-missing value (at least one) is an ISO 8601 date or time."""
+def datetime_columns(frame: pd.DataFrame) -> list[str]:
+    """The columns of frame that hold dates: datetime64 columns (e.g. from parquet) and text columns whose every
+    non-missing value (at least one) is an ISO 8601 date or time."""
     out = []
     for c in frame.columns:
         values = frame[c].dropna()
-        if values.dtype == object and len(values) and values.astype(str).str.fullmatch(ISO_DATETIME).all():
+        if pd.api.types.is_datetime64_any_dtype(values) or (
+                values.dtype == object and len(values) and values.astype(str).str.fullmatch(ISO_DATETIME).all()):
             out.append(str(c))
     return out
 
 
 def dates_to_days(frame: pd.DataFrame, columns: list[str], file: str) -> pd.DataFrame:
-    """frame with each of `columns` it has (ISO 8601 text) as float days since 1970-01-01; a value that does
-    not parse is a ValueError naming the file, the column and the value (to_days)."""
+    """frame with each of `columns` it has (ISO 8601 text or datetime64) as float days since 1970-01-01; a value
+    that does not parse is a ValueError naming the file, the column and the value (to_days)."""
     present = [c for c in columns if c in frame.columns]
     if not present:
         return frame

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from holdbench.benchmark.cli import main
-from holdbench.benchmark.data.sequential_values import dates_to_days, iso_datetime_columns
+from holdbench.benchmark.data.sequential_values import dates_to_days, datetime_columns
 from tests.report.conftest import FAST
 
 
@@ -19,7 +19,8 @@ def test_which_columns_are_dates_and_their_days():
     frame = pd.DataFrame({"day": ["1970-01-02", None, "1969-12-31"],
                           "stamp": ["1970-01-01 12:00", "1970-01-01T06:00:00", "1970-01-01T00:00+01:00"],
                           "text": ["1970-01-02", "soon", None], "number": [1, 2, 3], "empty": [None, None, None]})
-    assert iso_datetime_columns(frame) == ["day", "stamp"]
+    assert datetime_columns(frame) == ["day", "stamp"]
+    assert datetime_columns(frame.assign(when=pd.to_datetime(frame["day"]))) == ["day", "stamp", "when"]
     days = dates_to_days(frame, ["day", "stamp", "not_there"], "f.csv")
     assert days["day"].tolist()[0] == 1.0 and np.isnan(days["day"][1]) and days["day"][2] == -1.0
     assert days["stamp"].tolist() == [0.5, 0.25, -1 / 24]  # a zone is converted to UTC
@@ -49,7 +50,7 @@ def test_the_report_reads_a_date_column_as_days_and_says_so(files, tmp_path, cap
     out = tmp_path / "out"
     main(["report", "--train", str(paths["train"]), "--holdout", str(paths["holdout"]), "--synthetic",
           str(paths["fresh"]), "--metrics", "demo", "--out", str(out)] + [x for o in FAST for x in ("--set", o)])
-    words = "column(s) signup, birthday: ISO 8601 dates or times in T, read as days since 1970-01-01 in T, H and S"
+    words = "column(s) signup, birthday: dates or times in T, read as days since 1970-01-01 in T, H and S"
     assert words in capsys.readouterr().err
     rep = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert rep["kinds"]["signup"] == rep["kinds"]["birthday"] == "numeric"
@@ -77,4 +78,24 @@ def test_evaluate_says_so_and_an_s_value_that_is_no_date_is_refused_naming_it(fi
     good = _with_dates(files, tmp_path / "good")
     main(["evaluate", "--train", str(good["train"]), "--holdout", str(good["holdout"]), "--synthetic",
           str(good["fresh"]), "--metrics", "demo", "--skip", "attacks"])
-    assert "column(s) signup, birthday: ISO 8601 dates or times in T, read as days since 1970-01-01" in capsys.readouterr().out
+    assert "column(s) signup, birthday: dates or times in T, read as days since 1970-01-01" in capsys.readouterr().out
+
+
+def test_datetime64_columns_of_parquet_files_are_read_as_days_as_their_iso_text_is(files, tmp_path):
+    paths = _with_dates(files, tmp_path / "in")
+    parquet = {}
+    for role, path in paths.items():
+        frame = pd.read_csv(path)
+        frame["signup"] = pd.to_datetime(frame["signup"])  # a datetime64 column in the parquet file
+        parquet[role] = path.with_suffix(".parquet")
+        frame.to_parquet(parquet[role])
+    reps = {}
+    for form, p in (("csv", paths), ("parquet", parquet)):
+        out = tmp_path / form
+        main(["report", "--train", str(p["train"]), "--holdout", str(p["holdout"]), "--synthetic",
+              f"fresh={p['fresh']}", "--metrics", "demo", "--out", str(out)] + [x for o in FAST for x in ("--set", o)])
+        reps[form] = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert reps["parquet"]["datetime_columns"] == ["signup", "birthday"]
+    assert reps["parquet"]["kinds"]["signup"] == "numeric"
+    shapes = {f: {c["columns"]: c for c in r["synthetic"]["fresh"]["views"]["columns"]} for f, r in reps.items()}
+    assert shapes["parquet"]["signup"] == shapes["csv"]["signup"]
