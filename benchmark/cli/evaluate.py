@@ -66,6 +66,9 @@ def register(subparsers) -> argparse.ArgumentParser:
                         "missing), lenient (coerced where possible, e.g. the text 'True' as true: NOT the "
                         "paper's reading) or strict (an error)")
     p.add_argument("--sep", help="csv field separator (default: detected from the header line)")
+    p.add_argument("--drop", action="append", default=[], metavar="COLUMN",
+                   help="flat tables: leave this column of T out of T, H and S before anything is measured (e.g. a "
+                        "record identifier); repeatable")
     p.set_defaults(func=run)
     return p
 
@@ -141,6 +144,9 @@ def run(args: argparse.Namespace) -> int:
     from holdbench.metrics.evaluate import evaluate
 
     if pair_mode(args):
+        if args.drop:
+            raise ValueError("--drop applies to flat tables (--train, --holdout, --synthetic), not to subject + "
+                             "event pairs")
         return _run_pairs(args)
     if not (args.train and args.holdout):
         raise ValueError("give --train and --holdout (flat tables), or the subject + event pairs "
@@ -256,7 +262,13 @@ def read_inputs(args: argparse.Namespace):
     if not LOG.handlers and not logging.getLogger().handlers:
         LOG.addHandler(logging.NullHandler())  # the summary reports it; no duplicate on stderr
 
+    drop = list(getattr(args, "drop", None) or [])
     train = read_table(args.train, sep=args.sep)
+    unknown = [c for c in drop if c not in train.columns]
+    if unknown:
+        raise ValueError(f"--drop {unknown}: not a column of T ({args.train}); its columns: "
+                         f"{[str(c) for c in train.columns]}")
+    train = drop_columns(train, drop)
     # columns of T holding dates (datetime64, or text of ISO 8601 dates or times only) are numbers (days since
     # 1970-01-01) in T, H and S
     dates = [] if args.dataset else datetime_columns(train)
@@ -270,18 +282,26 @@ def read_inputs(args: argparse.Namespace):
         train = schema.coerce(train, f"train {args.train}")
     except SchemaError as exc:
         raise ValueError(str(exc)) from None
-    holdout_raw = dates_to_days(read_table(args.holdout, sep=args.sep), dates, f"holdout {args.holdout}")
+    holdout_raw = dates_to_days(drop_columns(read_table(args.holdout, sep=args.sep), drop), dates,
+                                f"holdout {args.holdout}")
     holdout = check_output(holdout_raw, schema, len(holdout_raw), "holdout", values=args.values,
                            who=f"holdout {args.holdout}")
-    notes: dict = {"values": args.values, "datetimes": dates}
+    notes: dict = {"values": args.values, "datetimes": dates, "dropped": drop}
     synthetic = None
     if args.synthetic and not args.holdout_row:
-        raw = dates_to_days(read_table(args.synthetic, sep=args.sep), dates, f"synthetic {args.synthetic}")
+        raw = dates_to_days(drop_columns(read_table(args.synthetic, sep=args.sep), drop), dates,
+                            f"synthetic {args.synthetic}")
         synthetic, s_notes = read_synthetic(raw, schema, args.values, f"synthetic {args.synthetic}")
         notes.update({f"synthetic_{k}": v for k, v in s_notes.items()})
     notes["holdout_mixed_types"] = holdout.attrs.get(MIXED_ATTR, {})
     notes["holdout_read_as_missing"] = holdout.attrs.get(UNPARSEABLE_ATTR, {})
     return train, holdout, synthetic, schema, notes
+
+
+def drop_columns(frame, drop: list[str]):
+    """frame without the --drop columns it has (H or S may lack one: nothing to leave out there)."""
+    present = [c for c in drop if c in frame.columns]
+    return frame.drop(columns=present) if present else frame
 
 
 def read_synthetic(raw, schema, values: str, who: str):
@@ -336,6 +356,8 @@ def value_notes(d: dict) -> list[str]:
                          + ", ".join(f"{c} {n:,}" for c, n in sorted(missing.items())))
     if d.get("datetimes"):
         lines.append(f"  {dates_text(d['datetimes'])}")
+    if d.get("dropped"):
+        lines.append(f"  left out of T, H and S (--drop): {', '.join(d['dropped'])}")
     if lines:
         lines = ["", f"Values ({_READINGS.get(d.get('values'), d.get('values'))}):"] + lines
     return lines

@@ -56,12 +56,15 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--values", choices=("pandas", "lenient", "strict"), default="pandas",
                    help="how values of H and S not of T's column type are read (as holdbench evaluate)")
     p.add_argument("--sep", help="csv field separator (default: detected from the header line)")
+    p.add_argument("--drop", action="append", default=[], metavar="COLUMN",
+                   help="flat tables: leave this column of T out of T, H and every S before anything is measured "
+                        "(e.g. a record identifier); repeatable")
     p.set_defaults(func=run)
     return p
 
 
 _FILE_OPTIONS = ("train", "holdout", "synthetic", "out", "target", "dataset", "metrics", "gates", "from_json",
-                 "unmask", "max_rows", "n_jobs", "seed", "sep", "skip", "set")
+                 "unmask", "max_rows", "n_jobs", "seed", "sep", "skip", "set", "drop")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -74,6 +77,9 @@ def run(args: argparse.Namespace) -> int:
 
         return _report(args)
     if pair_mode(args):
+        if args.drop:
+            raise ValueError("--drop applies to flat tables (--train, --holdout, --synthetic), not to subject + "
+                             "event pairs")
         return _run_pairs(args)
     missing = [o for o in ("--train", "--holdout", "--synthetic", "--out") if not getattr(args, o[2:].replace("-", "_"))]
     if missing:
@@ -89,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
                            metrics=args.metrics, gates=args.gates, skip=tuple(args.skip), overrides=tuple(args.set),
                            from_json=_from_json(args.from_json, synthetic), unmask=args.unmask, n_jobs=args.n_jobs,
                            seed=args.seed, values=args.values, sep=args.sep, max_rows=args.max_rows,
-                           strict=args.strict, log=lambda m: print(f"[holdbench] {m}", file=sys.stderr, flush=True))
+                           strict=args.strict, drop=tuple(args.drop), log=lambda m: print(f"[holdbench] {m}", file=sys.stderr, flush=True))
     for name, v in outcome.verdicts.items():
         print(verdict_line(name, v))
     print(f"wrote {outcome.html}, {outcome.json.name}, {outcome.summary.name}")

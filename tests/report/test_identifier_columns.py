@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 import pandas as pd
 
 from holdbench.benchmark.cli import main
@@ -88,3 +89,43 @@ def test_the_guide_states_the_rule_the_code_applies():
     guide = " ".join((Path(__file__).parents[2] / "docs" / "guides" / "report-your-files.md").read_text().split())
     assert (f"distinct values are at least {IDENTIFIER_SHARE:.0%} of its values, or whole numbers all distinct, in "
             f"a T of at least {IDENTIFIER_MIN_ROWS} rows") in guide
+
+
+def test_drop_leaves_the_column_out_and_the_numbers_equal_files_without_it(files, tmp_path, capsys):
+    paths = _with_customer_ids(files, tmp_path / "in")
+    reps = {}
+    for form, p, extra in (("dropped", paths, ["--drop", "customer"]), ("plain", files, [])):
+        out = tmp_path / form
+        code = main(["report", "--train", str(p["train"]), "--holdout", str(p["holdout"]), "--synthetic",
+                     f"S={p['fresh']}", "--metrics", "demo", "--out", str(out), *extra]
+                    + [x for o in FAST for x in ("--set", o)])
+        assert code in (0, 1)
+        reps[form] = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert "record identifiers" not in capsys.readouterr().err
+    dropped, plain = reps["dropped"], reps["plain"]
+    assert dropped["identifier_columns"] == [] and "customer" not in dropped["kinds"]
+    assert dropped["settings"]["drop"] == ["customer"]
+    numbers = {k: v for k, v in dropped["synthetic"]["S"]["metrics"].items() if not k.startswith("seconds")}
+    assert numbers == {k: v for k, v in plain["synthetic"]["S"]["metrics"].items() if not k.startswith("seconds")}
+    html = (tmp_path / "dropped" / "report.html").read_text(encoding="utf-8")
+    assert '<p id="dropped-columns">Left out of T, H and every S (--drop): customer.</p>' in html
+
+
+@pytest.mark.parametrize("command", ["report", "evaluate"])
+def test_drop_of_a_column_t_has_not_is_refused_naming_it(files, tmp_path, capsys, command):
+    argv = [command, "--train", str(files["train"]), "--holdout", str(files["holdout"]), "--synthetic",
+            str(files["fresh"]), "--metrics", "demo", "--drop", "customer"]
+    argv += ["--out", str(tmp_path / "out")] if command == "report" else []
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"--drop ['customer']: not a column of T ({files['train']})" in err
+    assert not (tmp_path / "out" / "report.html").exists()
+
+
+def test_evaluate_with_drop_says_what_it_left_out(files, tmp_path, capsys):
+    paths = _with_customer_ids(files, tmp_path / "in")
+    main(["evaluate", "--train", str(paths["train"]), "--holdout", str(paths["holdout"]), "--synthetic",
+          str(paths["fresh"]), "--metrics", "demo", "--skip", "attacks", "--drop", "customer"])
+    out = capsys.readouterr()
+    assert "record identifiers" not in out.err
+    assert "left out of T, H and S (--drop): customer" in out.out

@@ -32,11 +32,13 @@ def build_report(train: str, holdout: str, synthetic: dict[str, str], out: str |
                  gates: str | None = None, skip: tuple[str, ...] = (), overrides: tuple[str, ...] = (),
                  from_json: dict[str, str] | None = None, unmask: bool = False, n_jobs: int | None = None,
                  seed: int | None = None, values: str = "pandas", sep: str | None = None,
-                 max_rows: int | None = None, strict: bool = False, log=None) -> Outcome:
+                 max_rows: int | None = None, strict: bool = False, drop: tuple[str, ...] = (),
+                 log=None) -> Outcome:
     """Read T, H and each S (named), evaluate, judge and write DIR/report.html, report.json and summary.md.
 
     from_json: {S name: evaluation JSON of `holdbench evaluate --out`}: that S's metric families are read
-    from it instead of recomputed (its artifacts too; the report's own views are still computed)."""
+    from it instead of recomputed (its artifacts too; the report's own views are still computed).
+    drop: columns of T left out of T, H and every S before anything is measured."""
     from holdbench.benchmark.outputs.filereport import compute, inputs as inp, render
     from holdbench.benchmark.outputs.gates import DEFAULT_GATES, load_gates
 
@@ -61,7 +63,7 @@ def build_report(train: str, holdout: str, synthetic: dict[str, str], out: str |
     saved = {n: read_evaluation(p, synthetic[n]) for n, p in (from_json or {}).items()}
     say(f"reading T, H and {len(synthetic)} synthetic file(s)")
     data = inp.read_flat(train, holdout, synthetic, dataset=dataset, target=target, values=values, sep=sep,
-                         max_rows=max_rows or inp.MAX_SYNTHETIC_ROWS)
+                         max_rows=max_rows or inp.MAX_SYNTHETIC_ROWS, drop=list(drop))
     shared = compute.Shared(data)
     from holdbench.benchmark.outputs.filereport.diagnostics import identifier_columns, identifier_text
 
@@ -94,7 +96,7 @@ def build_report(train: str, holdout: str, synthetic: dict[str, str], out: str |
                                   "dataset": dataset, "metrics": metrics or "default", "unmask": unmask,
                                   "skip": list(skip),
                                   "overrides": _with_design_cap(overrides) if capped else list(overrides),
-                                  "values": values})
+                                  "values": values, "drop": list(drop)})
     code = exit_code(rep, strict)
     rep["exit_code"] = code
     rep["cpu_seconds"] = time.process_time() - started

@@ -63,7 +63,7 @@ def identifier_text(found: list[dict]) -> str:
         return ""
     cols = "; ".join(f"{c['column']} ({c['distinct']:,} distinct of {c['values']:,} values)" for c in found)
     return (f"Column(s) of T that look like record identifiers: {cols}. A generator cannot learn such a column "
-            "and its measures say nothing; drop it from T, H and S before judging S")
+            "and its measures say nothing; leave it out of T, H and S before judging S (--drop COLUMN)")
 
 
 def diagnostics(inputs, name: str) -> dict:

@@ -97,15 +97,19 @@ def header(path: str, sep: str | None) -> list[str]:
 
 
 def check_files(train: str, holdout: str, synthetic: dict[str, str], sep: str | None, max_rows: int,
-                target: str | None) -> None:
+                target: str | None, drop: list[str] = ()) -> None:
     """Every problem that needs no metric, before any work: unreadable or empty files, columns that differ
-    from T's (named), a target that is not a column, an S over `max_rows` rows."""
+    from T's (named; the --drop columns aside), a target that is not a column, an S over `max_rows` rows."""
     cols = header(train, sep)
+    unknown = [c for c in drop if c not in cols]
+    if unknown:
+        raise ValueError(f"--drop {unknown}: not a column of T ({train}); its columns: {cols}")
+    cols = [c for c in cols if c not in drop]
     if target is not None and target not in cols:
         raise ValueError(f"--target {target!r} is not a column of T ({train}); its columns: {cols}")
     files = {"holdout (H)": holdout, **{f"synthetic {n!r}": p for n, p in synthetic.items()}}
     for what, path in files.items():
-        other = header(path, sep)
+        other = [c for c in header(path, sep) if c not in drop]
         missing = [c for c in cols if c not in other]
         extra = [c for c in other if c not in cols]
         if missing or extra:
@@ -123,22 +127,24 @@ def check_files(train: str, holdout: str, synthetic: dict[str, str], sep: str | 
 
 
 def read_flat(train: str, holdout: str, synthetic: dict[str, str], *, dataset: str | None, target: str | None,
-              values: str = "pandas", sep: str | None = None, max_rows: int = MAX_SYNTHETIC_ROWS) -> Inputs:
+              values: str = "pandas", sep: str | None = None, max_rows: int = MAX_SYNTHETIC_ROWS,
+              drop: list[str] = ()) -> Inputs:
     """T, H and every S, checked (check_files) and read with T's schema as `holdbench evaluate` reads them."""
     from argparse import Namespace
 
-    from holdbench.benchmark.cli.evaluate import read_inputs, read_synthetic
+    from holdbench.benchmark.cli.evaluate import drop_columns, read_inputs, read_synthetic
     from holdbench.benchmark.data.sequential_values import dates_to_days
     from holdbench.contracts.io import read_table
 
-    check_files(train, holdout, synthetic, sep, max_rows, target)
+    check_files(train, holdout, synthetic, sep, max_rows, target, list(drop))
     args = Namespace(train=train, holdout=holdout, synthetic=None, holdout_row=True, dataset=dataset,
-                     values=values, sep=sep)
+                     values=values, sep=sep, drop=list(drop))
     t, h, _, schema, notes = read_inputs(args)
     raw_dtypes = {"train": {c.name: str(c.dtype) for c in schema.columns}}
     out, read_notes = {}, {}
     for name, path in synthetic.items():
-        raw = dates_to_days(read_table(path, sep=sep), notes["datetimes"], f"synthetic {name!r} ({path})")
+        raw = dates_to_days(drop_columns(read_table(path, sep=sep), list(drop)), notes["datetimes"],
+                            f"synthetic {name!r} ({path})")
         raw_dtypes[name] = {c: str(raw[c].dtype) for c in t.columns}
         out[name], read_notes[name] = read_synthetic(raw, schema, values, f"synthetic {name!r} ({path})")
         del raw

@@ -85,6 +85,8 @@ def html_report(rep: dict, extra: dict, specs: list) -> str:
             f"</li>{files}</ul>"
             "<p>Every part measures S against T and sets the same measure of H against T beside it: H is what "
             "a perfect generator's output looks like, so S should look like H, not like T.</p>"
+            + (f'<p id="dropped-columns">Left out of T, H and every S (--drop): {esc(", ".join(s["drop"]))}.</p>'
+               if s.get("drop") else "")
             + (f'<p id="datetime-columns">{esc(dates_text(rep["datetime_columns"]))}.</p>'
                if rep.get("datetime_columns") else "")
             + (f'<p id="identifier-columns"><b>{esc(ids)}.</b></p>' if ids else "")
