@@ -129,3 +129,14 @@ def test_evaluate_with_drop_says_what_it_left_out(files, tmp_path, capsys):
     out = capsys.readouterr()
     assert "record identifiers" not in out.err
     assert "left out of T, H and S (--drop): customer" in out.out
+
+
+@pytest.mark.parametrize("command", ["report", "evaluate"])
+def test_drop_is_refused_for_subject_and_event_pairs(tmp_path, capsys, command):
+    events = tmp_path / "events.csv"
+    pd.DataFrame({"id": [1, 1, 2], "t": [1, 2, 1], "v": ["a", "b", "a"]}).to_csv(events, index=False)
+    argv = [command, "--train-events", str(events), "--holdout-events", str(events), "--synthetic-events",
+            str(events), "--key", "id", "--order", "t", "--drop", "v"]
+    argv += ["--out", str(tmp_path / "out")] if command == "report" else []
+    assert main(argv) == 2
+    assert "--drop applies to flat tables" in capsys.readouterr().err
