@@ -355,6 +355,8 @@ def value_notes(d: dict) -> list[str]:
             lines.append(f"  {table}: values not of T's column type read as missing: "
                          + ", ".join(f"{c} {n:,}" for c, n in sorted(missing.items())))
     if d.get("datetimes"):
+        from holdbench.benchmark.data.sequential_values import dates_text
+
         lines.append(f"  {dates_text(d['datetimes'])}")
     if d.get("dropped"):
         lines.append(f"  left out of T, H and S (--drop): {', '.join(d['dropped'])}")
@@ -362,11 +364,6 @@ def value_notes(d: dict) -> list[str]:
         lines = ["", f"Values ({_READINGS.get(d.get('values'), d.get('values'))}):"] + lines
     return lines
 
-
-def dates_text(columns: list[str]) -> str:
-    """The sentence saying which text columns were read as dates (read_inputs)."""
-    return (f"column(s) {', '.join(columns)}: dates or times in T, read as days since 1970-01-01 in T, H "
-            "and S (a time of day is a fraction of a day)")
 
 
 def _specs(family) -> list:

@@ -38,6 +38,12 @@ def datetime_columns(frame: pd.DataFrame) -> list[str]:
     return out
 
 
+def dates_text(columns: list[str]) -> str:
+    """The sentence saying which columns of flat tables were read as dates (datetime_columns, dates_to_days)."""
+    return (f"column(s) {', '.join(columns)}: dates or times in T, read as days since 1970-01-01 in T, H "
+            "and S (a time of day is a fraction of a day)")
+
+
 def dates_to_days(frame: pd.DataFrame, columns: list[str], file: str) -> pd.DataFrame:
     """frame with each of `columns` it has (ISO 8601 text or datetime64) as float days since 1970-01-01; a value
     that does not parse is a ValueError naming the file, the column and the value (to_days)."""

@@ -39,7 +39,9 @@ def build_report(train: str, holdout: str, synthetic: dict[str, str], out: str |
     from_json: {S name: evaluation JSON of `holdbench evaluate --out`}: that S's metric families are read
     from it instead of recomputed (its artifacts too; the report's own views are still computed).
     drop: columns of T left out of T, H and every S before anything is measured."""
+    from holdbench.benchmark.data.sequential_values import dates_text
     from holdbench.benchmark.outputs.filereport import compute, inputs as inp, render
+    from holdbench.benchmark.outputs.filereport.diagnostics import identifier_text
     from holdbench.benchmark.outputs.gates import DEFAULT_GATES, load_gates
 
     say = log or (lambda msg: None)
@@ -65,15 +67,10 @@ def build_report(train: str, holdout: str, synthetic: dict[str, str], out: str |
     data = inp.read_flat(train, holdout, synthetic, dataset=dataset, target=target, values=values, sep=sep,
                          max_rows=max_rows or inp.MAX_SYNTHETIC_ROWS, drop=list(drop))
     shared = compute.Shared(data)
-    from holdbench.benchmark.outputs.filereport.diagnostics import identifier_columns, identifier_text
-
     if data.datetimes:
-        from holdbench.benchmark.cli.evaluate import dates_text
-
         say(dates_text(data.datetimes))
-    ids = identifier_text(identifier_columns(data.train, data.kinds))
-    if ids:
-        say(ids)
+    if data.identifiers:
+        say(identifier_text(data.identifiers))
     if log is not None:  # each family says on stderr when it starts and how long it took
         from holdbench.benchmark.cli.evaluate import _announce
 

@@ -32,7 +32,9 @@ class Inputs:
     read_notes: dict[str, dict] = field(default_factory=dict)
     """S name -> mixed types and values read as missing (holdbench.benchmark.cell.checks)."""
     datetimes: list[str] = field(default_factory=list)
-    """Text columns of T holding ISO 8601 dates or times, read as days since 1970-01-01 in T, H and every S."""
+    """Columns of T holding dates (datetime64 or ISO 8601 text), read as days since 1970-01-01 in T, H and every S."""
+    identifiers: list[dict] = field(default_factory=list)
+    """Columns of T that look like record identifiers (diagnostics.identifier_columns)."""
 
 
 def stem(path: str) -> str:
@@ -151,5 +153,7 @@ def read_flat(train: str, holdout: str, synthetic: dict[str, str], *, dataset: s
     roles = {"target": target or schema.target, "sensitive": schema.sensitive,
              "quasi_identifiers": tuple(schema.quasi_identifiers)}
     read_notes["holdout"] = {k.removeprefix("holdout_"): v for k, v in notes.items() if k.startswith("holdout_")}
+    from holdbench.benchmark.outputs.filereport.diagnostics import identifier_columns
+
     return Inputs(t, h, out, {"train": train, "holdout": holdout, **synthetic}, dict(schema.kinds), roles,
-                  raw_dtypes, read_notes, list(notes["datetimes"]))
+                  raw_dtypes, read_notes, list(notes["datetimes"]), identifier_columns(t, dict(schema.kinds)))

@@ -36,13 +36,12 @@ def jsonable(x):
 
 def assemble(data, shared, evaluations: list, specs: list, gates, cfg: dict, settings: dict) -> tuple[dict, dict]:
     """(report.json's content, what the HTML needs beyond it: artifact tables and bucket counts)."""
-    from holdbench.benchmark.outputs.filereport.diagnostics import identifier_columns
     from holdbench.benchmark.outputs.filereport.verdicts import informational, judge, ranking
 
     judged = judge(evaluations, specs, gates)
     rep = {"holdbench_version": __version__, "settings": settings, "n_jobs": cfg.get("n_jobs"), "seed": cfg.get("seed"),
            "n_train": len(data.train), "n_holdout": len(data.holdout), "kinds": data.kinds,
-           "identifier_columns": identifier_columns(data.train, data.kinds), "datetime_columns": data.datetimes,
+           "identifier_columns": data.identifiers, "datetime_columns": data.datetimes,
            "gates": {"source": gates.source, "description": gates.description,
                      "targets": [t.name for t in gates.targets]},
            "synthetic": {}, "ranking": ranking(evaluations, specs, judged)}
@@ -69,7 +68,7 @@ def html_report(rep: dict, extra: dict, specs: list) -> str:
     import holdbench.benchmark.outputs.filereport.sections_privacy as sections_privacy  # noqa: PLR0402
     from holdbench.benchmark.outputs.filereport.html import esc, page
 
-    from holdbench.benchmark.cli.evaluate import dates_text
+    from holdbench.benchmark.data.sequential_values import dates_text
     from holdbench.benchmark.outputs.filereport.diagnostics import identifier_text
 
     names = list(rep["synthetic"])
