@@ -262,6 +262,13 @@ def _hgb_features(train: pd.DataFrame, frame: pd.DataFrame, kinds: Mapping[str, 
     return np.column_stack(cols) if cols else np.empty((len(frame), 0))
 
 
+def _predictors(data: EvalData, target: str) -> tuple[list[str], dict[str, str], np.ndarray]:
+    """TSTR's features (every column but the target), their kinds, and which of them are categorical."""
+    features = [c for c in data.train.columns if c != target]
+    kinds = {c: data.kinds[c] for c in features}
+    return features, kinds, np.array([kinds[c] == "categorical" for c in features], dtype=bool)
+
+
 def _tstr(data: EvalData, target: str, reasons: list[str]) -> dict:
     numeric = data.kinds[target] == "numeric"
     y_t, y_h, classes = _target_codes(data.train[target], data.holdout[target], numeric)
@@ -272,9 +279,7 @@ def _tstr(data: EvalData, target: str, reasons: list[str]) -> dict:
         reasons.append(f"TSTR: target {target!r} has {len(classes)} distinct values in T, "
                        f"not a classification target (at most {_MAX_CLASSES})")
         return nan
-    features = [c for c in data.train.columns if c != target]
-    kinds = {c: data.kinds[c] for c in features}
-    mask = np.array([kinds[c] == "categorical" for c in features], dtype=bool)
+    features, kinds, mask = _predictors(data, target)
     x_t = _hgb_features(data.train[features], data.train[features], kinds)
     x_h = _hgb_features(data.train[features], data.holdout[features], kinds)
     keep_h = y_h >= 0
@@ -309,9 +314,7 @@ def _tstr(data: EvalData, target: str, reasons: list[str]) -> dict:
 
 def _tstr_regression(data: EvalData, target: str, reasons: list[str]) -> dict:
     """TSTR of a numeric target: R² on H of a seeded HGB regressor trained on T and on S, and their ratio."""
-    features = [c for c in data.train.columns if c != target]
-    kinds = {c: data.kinds[c] for c in features}
-    mask = np.array([kinds[c] == "categorical" for c in features], dtype=bool)
+    features, kinds, mask = _predictors(data, target)
 
     def xy(frame: pd.DataFrame, who: str) -> tuple[np.ndarray, np.ndarray]:
         y = pd.to_numeric(frame[target], errors="coerce").to_numpy(dtype=float, na_value=np.nan)

@@ -264,10 +264,7 @@ def read_inputs(args: argparse.Namespace):
 
     drop = list(getattr(args, "drop", None) or [])
     train = read_table(args.train, sep=args.sep)
-    unknown = [c for c in drop if c not in train.columns]
-    if unknown:
-        raise ValueError(f"--drop {unknown}: not a column of T ({args.train}); its columns: "
-                         f"{[str(c) for c in train.columns]}")
+    check_drop(drop, [str(c) for c in train.columns], args.train)
     train = drop_columns(train, drop)
     # columns of T holding dates (datetime64, or text of ISO 8601 dates or times only) are numbers (days since
     # 1970-01-01) in T, H and S
@@ -296,6 +293,13 @@ def read_inputs(args: argparse.Namespace):
     notes["holdout_mixed_types"] = holdout.attrs.get(MIXED_ATTR, {})
     notes["holdout_read_as_missing"] = holdout.attrs.get(UNPARSEABLE_ATTR, {})
     return train, holdout, synthetic, schema, notes
+
+
+def check_drop(drop: list[str], columns: list[str], train: str) -> None:
+    """A --drop column that T (`train`, with these columns) has not is a usage error naming it."""
+    unknown = [c for c in drop if c not in columns]
+    if unknown:
+        raise ValueError(f"--drop {unknown}: not a column of T ({train}); its columns: {columns}")
 
 
 def drop_columns(frame, drop: list[str]):
@@ -363,7 +367,6 @@ def value_notes(d: dict) -> list[str]:
     if lines:
         lines = ["", f"Values ({_READINGS.get(d.get('values'), d.get('values'))}):"] + lines
     return lines
-
 
 
 def _specs(family) -> list:

@@ -95,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
                            metrics=args.metrics, gates=args.gates, skip=tuple(args.skip), overrides=tuple(args.set),
                            from_json=_from_json(args.from_json, synthetic), unmask=args.unmask, n_jobs=args.n_jobs,
                            seed=args.seed, values=args.values, sep=args.sep, max_rows=args.max_rows,
-                           strict=args.strict, drop=tuple(args.drop), log=lambda m: print(f"[holdbench] {m}", file=sys.stderr, flush=True))
+                           strict=args.strict, drop=tuple(args.drop),
+                           log=lambda m: print(f"[holdbench] {m}", file=sys.stderr, flush=True))
     for name, v in outcome.verdicts.items():
         print(verdict_line(name, v))
     print(f"wrote {outcome.html}, {outcome.json.name}, {outcome.summary.name}")

@@ -1,6 +1,6 @@
-"""Values of sequential event files (and of flat tables' ISO 8601 text columns): datetime columns parsed to
-days since 1970-01-01, and where a file's bytes are not UTF-8. No import of holdbench.benchmark.data.sequential (it imports this module):
-a spec is read by its attributes `key`, `datetimes` and `event_columns`.
+"""Values of sequential event files (and of flat tables' date columns): datetime columns parsed to days since
+1970-01-01, and where a file's bytes are not UTF-8. No import of holdbench.benchmark.data.sequential (it
+imports this module): a spec is read by its attributes `key`, `datetimes` and `event_columns`.
 
 A datetime column (`kind: datetime` in a sequential dataset's config) is parsed with its `format`
 (strftime) or, without one, as ISO 8601; a time zone is converted to UTC. It is held as days since

@@ -33,14 +33,16 @@ def make(n: int, seed: int, slope: float = 1.5) -> pd.DataFrame:
     return pd.DataFrame({"x": x, "w": w, "g": g, "y": np.where(y, ">50K", "<=50K")})
 
 
-def hgb_auc(train: pd.DataFrame, test: pd.DataFrame, levels: list[str]) -> float:
-    def enc(f):
-        codes = f["g"].map({v: float(i) for i, v in enumerate(levels)}).to_numpy(dtype=float, na_value=np.nan)
-        return np.column_stack([f["x"], f["w"], codes])
+def encode(f: pd.DataFrame, levels: list[str]) -> np.ndarray:
+    """x, w and g's codes among T's sorted levels (anything else: NaN), written out for the references."""
+    codes = f["g"].map({v: float(i) for i, v in enumerate(levels)}).to_numpy(dtype=float, na_value=np.nan)
+    return np.column_stack([f["x"], f["w"], codes])
 
+
+def hgb_auc(train: pd.DataFrame, test: pd.DataFrame, levels: list[str]) -> float:
     model = HistGradientBoostingClassifier(categorical_features=[False, False, True], random_state=3)
-    model.fit(enc(train), (train["y"] == ">50K").astype(int))
-    return roc_auc_score(test["y"] == ">50K", model.predict_proba(enc(test))[:, 1])
+    model.fit(encode(train, levels), (train["y"] == ">50K").astype(int))
+    return roc_auc_score(test["y"] == ">50K", model.predict_proba(encode(test, levels))[:, 1])
 
 
 def test_tstr_equals_sklearn_fitted_directly():
@@ -101,14 +103,10 @@ def hgb_r2(train: pd.DataFrame, test: pd.DataFrame, levels: list[str]) -> float:
     from sklearn.ensemble import HistGradientBoostingRegressor
     from sklearn.metrics import r2_score
 
-    def enc(f):
-        codes = f["g"].map({v: float(i) for i, v in enumerate(levels)}).to_numpy(dtype=float, na_value=np.nan)
-        return np.column_stack([f["x"], f["w"], codes])
-
     train, test = train[train["y"].notna()], test[test["y"].notna()]
     model = HistGradientBoostingRegressor(categorical_features=[False, False, True], random_state=3)
-    model.fit(enc(train), train["y"])
-    return r2_score(test["y"], model.predict(enc(test)))
+    model.fit(encode(train, levels), train["y"])
+    return r2_score(test["y"], model.predict(encode(test, levels)))
 
 
 def test_tstr_of_a_numeric_target_equals_sklearns_regressor_fitted_directly():

@@ -88,13 +88,12 @@ class Shared:
         out = []
         for b in self.disc[0].columns:
             if b.kind == "numeric":
-                e = b.edges
                 if b.name in self.datetimes:  # days since 1970-01-01: shown as the dates (and times) they are
                     fmt = "%Y-%m-%d" if self.datetimes[b.name] else "%Y-%m-%d %H:%M"
-                    e = days_to_datetimes(pd.Series(e)).dt.strftime(fmt).tolist()
-                    names = [f"{e[i]}..{e[i + 1]}" for i in range(len(e) - 1)] if len(e) > 1 else ["(all)"]
+                    e = days_to_datetimes(pd.Series(b.edges)).dt.strftime(fmt).tolist()
                 else:
-                    names = [f"{e[i]:.4g}..{e[i + 1]:.4g}" for i in range(len(e) - 1)] if len(e) > 1 else ["(all)"]
+                    e = [f"{v:.4g}" for v in b.edges]
+                names = [f"{e[i]}..{e[i + 1]}" for i in range(len(e) - 1)] if len(e) > 1 else ["(all)"]
                 names += ["outside T's range", "missing"]
             else:
                 names = [*b.labels, "_other_ (not among T's top 100)", "missing"]

@@ -102,10 +102,10 @@ def check_files(train: str, holdout: str, synthetic: dict[str, str], sep: str | 
                 target: str | None, drop: list[str] = ()) -> None:
     """Every problem that needs no metric, before any work: unreadable or empty files, columns that differ
     from T's (named; the --drop columns aside), a target that is not a column, an S over `max_rows` rows."""
+    from holdbench.benchmark.cli.evaluate import check_drop
+
     cols = header(train, sep)
-    unknown = [c for c in drop if c not in cols]
-    if unknown:
-        raise ValueError(f"--drop {unknown}: not a column of T ({train}); its columns: {cols}")
+    check_drop(list(drop), cols, train)
     cols = [c for c in cols if c not in drop]
     if target is not None and target not in cols:
         raise ValueError(f"--target {target!r} is not a column of T ({train}); its columns: {cols}")
