@@ -16,6 +16,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from holdbench.contracts.dates import dates_to_days, datetime_columns, needs_days
+
 _INDEX_NAME = re.compile(r"Unnamed: \d+|index|level_\d+|__index_level_\d+__")
 """Names pandas gives a row index it writes as a column (to_csv without index=False, reset_index, to_parquet)."""
 
@@ -95,6 +97,9 @@ class Schema:
     """A binary sensitive attribute (attribute disclosure, docs/definitions/bale-quick.md §8)."""
     quasi_identifiers: tuple[str, ...] = ()
     """Columns an attacker is assumed to know about a target (attribute disclosure)."""
+    dates: tuple[str, ...] = ()
+    """Numeric (float) columns that hold dates or times as days since 1970-01-01 (holdbench.contracts.dates):
+    `coerce` reads ISO 8601 text or datetime64 values in them as such days."""
 
     def __post_init__(self) -> None:
         names = [c.name for c in self.columns]
@@ -107,6 +112,13 @@ class Schema:
                           *(("quasi_identifiers", q) for q in self.quasi_identifiers)):
             if col is not None and col not in names:
                 raise SchemaError(f"dataset {self.name!r}: {role} {col!r} is not a column")
+        for col in self.dates:
+            kind = next((c for c in self.columns if c.name == col), None)
+            if kind is None:
+                raise SchemaError(f"dataset {self.name!r}: date column {col!r} is not a column")
+            if kind.kind != "numeric" or kind.dtype != "float":
+                raise SchemaError(f"dataset {self.name!r}: date column {col!r} must be numeric with dtype float "
+                                  f"(days since 1970-01-01), not {kind.kind} ({kind.dtype})")
         if self.sensitive is not None and self.sensitive in self.quasi_identifiers:
             raise SchemaError(f"dataset {self.name!r}: the sensitive attribute {self.sensitive!r} "
                               "cannot also be a quasi-identifier")
@@ -138,8 +150,10 @@ class Schema:
         n_rows: int | None = None,
         sensitive: str | None = None,
         quasi_identifiers: tuple[str, ...] | list[str] = (),
+        dates: tuple[str, ...] | list[str] = (),
     ) -> Schema:
-        """Build from a config mapping {column: {kind, dtype?, model_kind?, levels?, bounds?}}."""
+        """Build from a config mapping {column: {kind, dtype?, model_kind?, levels?, bounds?}}; `dates` names the
+        columns held as days since 1970-01-01 (Schema.dates)."""
         cols = []
         for col, spec in columns.items():
             spec = dict(spec or {})
@@ -154,17 +168,23 @@ class Schema:
             cols.append(Column(str(col), kind, dtype, spec.get("model_kind", kind),
                                None if levels is None else tuple(levels) if isinstance(levels, (list, tuple)) else levels,
                                None if bounds is None else tuple(bounds) if isinstance(bounds, (list, tuple)) else bounds))
-        return cls(name, tuple(cols), target, n_rows, sensitive, tuple(quasi_identifiers or ()))
+        return cls(name, tuple(cols), target, n_rows, sensitive, tuple(quasi_identifiers or ()), tuple(dates or ()))
 
     @classmethod
     def infer(cls, name: str, df: pd.DataFrame, target: str | None = None,
               overrides: Mapping[str, Mapping[str, str]] | None = None, sensitive: str | None = None,
               quasi_identifiers: tuple[str, ...] | list[str] = ()) -> Schema:
-        """Kinds as the paper decided them (docs/definitions/paper.md §1): object -> categorical, else numeric."""
+        """Kinds as the paper decided them (docs/definitions/paper.md §1): object -> categorical, else numeric;
+        a column of dates (datetime64, or text whose every value is ISO 8601: holdbench.contracts.dates) is
+        numeric, days since 1970-01-01 (Schema.dates), unless an override makes it categorical."""
+        kept_text = {str(c) for c, o in (overrides or {}).items() if dict(o or {}).get("kind") == "categorical"}
+        dates = [c for c in datetime_columns(df) if c not in kept_text]
         spec: dict[str, dict[str, str]] = {}
         for col in df.columns:
             s = df[col]
-            if pd.api.types.is_bool_dtype(s):
+            if str(col) in dates:
+                spec[str(col)] = {"kind": "numeric", "dtype": "float"}
+            elif pd.api.types.is_bool_dtype(s):
                 spec[str(col)] = {"kind": "numeric", "dtype": "bool"}
             elif pd.api.types.is_integer_dtype(s):
                 spec[str(col)] = {"kind": "numeric", "dtype": "int"}
@@ -172,8 +192,8 @@ class Schema:
                 spec[str(col)] = {"kind": "numeric", "dtype": "float"}
             elif pd.api.types.is_datetime64_any_dtype(s):
                 raise SchemaError(
-                    f"dataset {name!r}, column {col!r}: datetime columns are not supported; "
-                    "convert it to a number (e.g. days since an epoch) or to a string category"
+                    f"dataset {name!r}, column {col!r}: a datetime column cannot be a category; "
+                    "leave out its override to read it as days since 1970-01-01"
                 )
             else:
                 spec[str(col)] = {"kind": "categorical", "dtype": "str"}
@@ -184,7 +204,10 @@ class Schema:
             if over.get("kind") == "categorical":
                 over.setdefault("dtype", "str")
             spec[col] = {**spec[col], **over}
-        return cls.from_mapping(name, spec, target, len(df), sensitive, quasi_identifiers)
+            if col in dates and spec[col] != {"kind": "numeric", "dtype": "float"}:
+                raise SchemaError(f"dataset {name!r}: column {col!r} holds dates, read as days since 1970-01-01 "
+                                  f"(numeric, float); its override {over} can only make it categorical")
+        return cls.from_mapping(name, spec, target, len(df), sensitive, quasi_identifiers, dates)
 
     def to_dict(self) -> dict:
         return {
@@ -192,6 +215,8 @@ class Schema:
             "target": self.target,
             "sensitive": self.sensitive,
             "quasi_identifiers": list(self.quasi_identifiers),
+            # only when there are some: a schema without dates is recorded as it always was
+            **({"dates": list(self.dates)} if self.dates else {}),
             # a list, not a mapping: JSON writers may sort keys, the column order must survive
             "columns": [
                 {"name": c.name, "kind": c.kind, "dtype": c.dtype, "model_kind": c.model_kind}
@@ -205,7 +230,7 @@ class Schema:
     def from_dict(cls, d: Mapping) -> Schema:
         cols = {c["name"]: {k: v for k, v in c.items() if k != "name"} for c in d["columns"]}
         return cls.from_mapping(d["name"], cols, d.get("target"), None, d.get("sensitive"),
-                                d.get("quasi_identifiers") or ())
+                                d.get("quasi_identifiers") or (), d.get("dates") or ())
 
     def check_columns(self, df: pd.DataFrame, source: str) -> None:
         """Raise SchemaError naming `source` when df's columns differ from the schema."""
@@ -228,6 +253,11 @@ class Schema:
         be read as its column's dtype is an error, not a silent NaN.
         """
         self.check_columns(df, source)
+        if self.dates:
+            try:
+                df = dates_to_days(df, [c for c in self.dates if needs_days(df[c])], source)
+            except ValueError as exc:
+                raise SchemaError(str(exc)) from None
         out = {}
         for col in self.columns:
             out[col.name] = _coerce_series(df[col.name], col, source)

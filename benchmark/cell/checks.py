@@ -21,7 +21,9 @@ How the values of numeric and boolean columns are read is the `values` setting:
 - ``lenient`` (NOT the paper's reading): a value is coerced to the column's dtype where
   Schema.coerce can ("True" -> True, "7" -> 7); what it cannot read becomes missing.
 
-In every mode, datetimes, timedeltas and complex numbers in a numeric column are rejected,
+In every mode, a date column of the schema (Schema.dates) written as dates (ISO 8601 text, datetime64) is read
+as the days since 1970-01-01 that T holds (a value that is no date fails the cell naming it); elsewhere,
+datetimes, timedeltas and complex numbers in a numeric column are rejected,
 an integer column never silently wraps a huge or infinite value, and a column that ends up
 with no value at all (all missing, all ±inf) is rejected. What was read as missing is counted
 per column (``out.attrs["unparseable_to_missing"]``) and every column of object dtype that
@@ -38,6 +40,7 @@ import logging
 import numpy as np
 import pandas as pd
 
+from holdbench.contracts.dates import dates_to_days, needs_days
 from holdbench.contracts.schema import Column, Schema, SchemaError, index_column_hint
 
 LOG = logging.getLogger("holdbench.synth")
@@ -81,6 +84,11 @@ def check_output(
     df = _with_schema_columns(df, schema, who)
     if len(df) != expected_rows:
         raise SynthesizerOutputError(f"{who} returned {len(df)} rows, expected {expected_rows}")
+    if schema.dates:  # dates written as dates (ISO 8601 text, datetime64) are read as the days T holds
+        try:
+            df = dates_to_days(df, [c for c in schema.dates if needs_days(df[c])], who)
+        except ValueError as exc:
+            raise SynthesizerOutputError(str(exc)) from None
     mixed = {c: counts for c in schema.names if len(counts := type_counts(df[c])) > 1}
     unparseable: dict[str, int] = {}
     out = {}

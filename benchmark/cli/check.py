@@ -176,12 +176,20 @@ def _file_results(args: argparse.Namespace, gates):
     if sequential:
         _, res = evaluate_pairs(args, families, cfg)
         return _one_cell(args.dataset, Path(args.synthetic_events), res, specs, "sequential")
+    from holdbench.contracts.dates import dates_to_days, datetime_columns
+
     train, holdout, synthetic = (read_table(p) for p in (args.train, args.holdout, args.synthetic))
     roles: dict = {}
+    schema = None
     if args.dataset:
         from holdbench.benchmark.data.tables import dataset_schema
 
         schema = dataset_schema(args.dataset)
+    # date columns (the dataset's, else T's datetime64 or ISO 8601 text columns) as days since 1970-01-01
+    dates = list(schema.dates) if schema is not None else datetime_columns(train)
+    train, holdout, synthetic = (dates_to_days(frame, dates, f"{who} {path}") for frame, who, path in (
+        (train, "train", args.train), (holdout, "holdout", args.holdout), (synthetic, "synthetic", args.synthetic)))
+    if schema is not None:
         kinds = schema.kinds
         roles = {"target": getattr(schema, "target", None), "sensitive": getattr(schema, "sensitive", None),
                  "quasi_identifiers": tuple(getattr(schema, "quasi_identifiers", ()) or ())}

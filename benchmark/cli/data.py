@@ -39,8 +39,12 @@ def _load(args) -> int:
             continue
         df = load_dataset(name, use_cache=not args.no_cache)
         secs = time.perf_counter() - t0
-        kinds = dataset_schema(name).kinds
+        schema = dataset_schema(name)
+        kinds = schema.kinds
         n_cat = sum(k == "categorical" for k in kinds.values())
         print(f"{name}: {len(df):,} rows x {df.shape[1]} columns "
               f"({n_cat} categorical, {len(kinds) - n_cat} numeric) in {secs:.2f} s")
+        if schema.dates:
+            print(f"{name}: column(s) {', '.join(schema.dates)} hold dates or times, read as days since "
+                  "1970-01-01 (a time of day is a fraction of a day)")
     return 0

@@ -256,7 +256,7 @@ def read_inputs(args: argparse.Namespace):
     import logging
 
     from holdbench.benchmark.cell.checks import LOG, MIXED_ATTR, UNPARSEABLE_ATTR, check_output
-    from holdbench.benchmark.data.sequential_values import dates_to_days, datetime_columns
+    from holdbench.contracts.dates import dates_to_days, datetime_columns
     from holdbench.contracts.schema import SchemaError
 
     if not LOG.handlers and not logging.getLogger().handlers:
@@ -266,16 +266,24 @@ def read_inputs(args: argparse.Namespace):
     train = read_table(args.train, sep=args.sep)
     check_drop(drop, [str(c) for c in train.columns], args.train)
     train = drop_columns(train, drop)
-    # columns of T holding dates (datetime64, or text of ISO 8601 dates or times only) are numbers (days since
-    # 1970-01-01) in T, H and S
-    dates = [] if args.dataset else datetime_columns(train)
+    try:
+        dataset = None
+        if args.dataset:
+            from holdbench.benchmark.data.tables import dataset_schema
+
+            dataset = dataset_schema(args.dataset)
+    except SchemaError as exc:
+        raise ValueError(str(exc)) from None
+    # columns of T holding dates (datetime64, or text of ISO 8601 dates or times only; with --dataset, its date
+    # columns) are numbers (days since 1970-01-01) in T, H and S
+    dates = list(dataset.dates) if dataset is not None else datetime_columns(train)
     train = dates_to_days(train, dates, f"train {args.train}")
     empty = [str(c) for c in train.columns if train[c].isna().all()]
     if empty:
         raise ValueError(f"train {args.train}: column(s) {empty} are entirely missing; no metric can "
                          "use them. Drop them from T, H and S (or fill them) and evaluate again")
     try:
-        schema = _schema(args, train)
+        schema = _schema(args, train, dataset, dates)
         train = schema.coerce(train, f"train {args.train}")
     except SchemaError as exc:
         raise ValueError(str(exc)) from None
@@ -318,16 +326,16 @@ def read_synthetic(raw, schema, values: str, who: str):
                        "read_as_missing": synthetic.attrs.get(UNPARSEABLE_ATTR, {})}
 
 
-def _schema(args: argparse.Namespace, train):
-    """T's inferred schema, with the kinds and roles of --dataset's config when given."""
+def _schema(args: argparse.Namespace, train, ds=None, dates: list[str] = ()):
+    """T's inferred schema (T's date columns, `dates`, already days), with the kinds and roles of --dataset's
+    config (its schema `ds`) when given."""
+    import dataclasses
+
     from holdbench.contracts.schema import Schema
 
     inferred = Schema.infer("train", train)
-    if not args.dataset:
-        return inferred
-    from holdbench.benchmark.data.tables import dataset_schema
-
-    ds = dataset_schema(args.dataset)
+    if ds is None:
+        return dataclasses.replace(inferred, dates=tuple(dates))
     kinds = dict(ds.kinds)
     unknown = sorted(set(kinds) ^ set(inferred.names))
     if unknown:
@@ -338,7 +346,8 @@ def _schema(args: argparse.Namespace, train):
         dtype = "str" if kind == "categorical" else (col.dtype if col.dtype != "str" else "float")
         spec[col.name] = {"kind": kind, "dtype": dtype}
     return Schema.from_mapping(args.dataset, spec, getattr(ds, "target", None), None,
-                               getattr(ds, "sensitive", None), tuple(getattr(ds, "quasi_identifiers", ()) or ()))
+                               getattr(ds, "sensitive", None), tuple(getattr(ds, "quasi_identifiers", ()) or ()),
+                               ds.dates)
 
 
 _READINGS = {"pandas": "pandas' default read_csv, the paper's reading: booleans count as 0/1, text in a "

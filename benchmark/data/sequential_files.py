@@ -23,7 +23,7 @@ from holdbench.benchmark.data.sequential import (
     check_synthetic_pair,
     from_frames,
 )
-from holdbench.benchmark.data.sequential_values import datetime_columns
+from holdbench.contracts.dates import datetime_columns
 from holdbench.contracts.schema import Column, Schema, SchemaError
 
 

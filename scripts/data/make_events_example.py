@@ -32,7 +32,7 @@ from holdbench.benchmark.data.sequential import (
     split_by_subject,
     synthesizer_context,
 )
-from holdbench.benchmark.data.sequential_values import days_to_datetimes
+from holdbench.contracts.dates import days_to_datetimes
 from holdbench.synthesizers.sequential import Copy, SequentialFlip
 
 TRANSACTIONS = {"source": "sequential", "sequential": {

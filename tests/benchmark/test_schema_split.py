@@ -52,8 +52,10 @@ def test_infer_follows_read_csv_dtypes():
     df = pd.DataFrame({"i": [1, 2], "f": [0.5, 1.0], "b": [True, False], "s": ["x", "y"]})
     s = Schema.infer("d", df, overrides={"i": {"kind": "categorical"}})
     assert s.kinds == {"i": "categorical", "f": "numeric", "b": "numeric", "s": "categorical"}
-    with pytest.raises(SchemaError, match="datetime"):
-        Schema.infer("d", pd.DataFrame({"t": pd.to_datetime(["2020-01-01"])}))
+    dated = Schema.infer("d", pd.DataFrame({"t": pd.to_datetime(["2020-01-01"]), "u": ["2020-01-01"]}))
+    assert dated.kinds == {"t": "numeric", "u": "numeric"} and dated.dates == ("t", "u")
+    with pytest.raises(SchemaError, match="'t': a datetime column cannot be a category"):
+        Schema.infer("d", pd.DataFrame({"t": pd.to_datetime(["2020-01-01"])}), overrides={"t": {"kind": "categorical"}})
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 10, 11, 12330])

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from holdbench.benchmark.cli import main
-from holdbench.benchmark.data.sequential_values import dates_to_days, datetime_columns
+from holdbench.contracts.dates import dates_to_days, datetime_columns
 from tests.report.conftest import FAST
 
 

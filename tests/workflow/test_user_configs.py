@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 
 from tests.workflow.helpers import cells, env_for, run_study
@@ -40,8 +41,9 @@ def test_a_study_entirely_outside_the_checkout_runs_through_the_workflow(tmp_pat
     for d in (code, mine / "dataset", mine / "synthesizer", mine / "study"):
         d.mkdir(parents=True)
     (code / "usershuffle.py").write_text(MODULE)
-    rows = "\n".join(f"{i % 11},{'abc'[i % 3]},{(i * 7) % 5},{i % 2}" for i in range(600))
-    (mine / "dataset" / "table.csv").write_text("x,c,z,y\n" + rows + "\n")
+    # a column of ISO dates: read as days since 1970-01-01 through the whole workflow
+    rows = "\n".join(f"{i % 11},{'abc'[i % 3]},{(i * 7) % 5},2024-03-{1 + i % 28:02d},{i % 2}" for i in range(600))
+    (mine / "dataset" / "table.csv").write_text("x,c,z,d,y\n" + rows + "\n")
     (mine / "dataset" / "mytable.yaml").write_text("source: file\npath: table.csv\ntarget: y\n")
     (mine / "synthesizer" / "shuffle.yaml").write_text("_target_: usershuffle.Shuffle\ncost: cheap\n")
     (mine / "study" / "mine.yaml").write_text(
@@ -66,6 +68,10 @@ def test_a_study_entirely_outside_the_checkout_runs_through_the_workflow(tmp_pat
     assert done["mytable/seed0/shuffle"]["config"]["synthesizer"] == {"_target_": "usershuffle.Shuffle",
                                                                        "fraction": 1.0}
     assert done["mytable/seed0/holdout"]["config_files"]["synthesizer"] == "conf/synthesizer/holdout.yaml"
+    split = json.loads((tmp_path / "results" / "mine" / "mytable" / "seed0" / "schema.json").read_text())
+    assert split["dates"] == ["d"]
+    days = pd.read_parquet(tmp_path / "results" / "mine" / "mytable" / "seed0" / "shuffle" / "synthetic.parquet")["d"]
+    assert days.dtype == float and days.min() >= 19783 and days.max() <= 19783 + 27  # 2024-03-01 is day 19,783
     study = json.loads((tmp_path / "results" / "mine" / "study.json").read_text())
     assert study["config_files"]["study"] == str((mine / "study" / "mine.yaml").resolve())
     # without the search path the study is unknown: nothing was found by accident

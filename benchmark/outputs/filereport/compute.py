@@ -83,7 +83,7 @@ class Shared:
 
     def bucket_labels(self) -> list[list[str]]:
         """Each column's bucket names: T's categories, or numeric ranges, then _other_ and missing."""
-        from holdbench.benchmark.data.sequential_values import days_to_datetimes
+        from holdbench.contracts.dates import days_to_datetimes
 
         out = []
         for b in self.disc[0].columns:

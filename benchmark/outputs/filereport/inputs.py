@@ -135,7 +135,7 @@ def read_flat(train: str, holdout: str, synthetic: dict[str, str], *, dataset: s
     from argparse import Namespace
 
     from holdbench.benchmark.cli.evaluate import drop_columns, read_inputs, read_synthetic
-    from holdbench.benchmark.data.sequential_values import dates_to_days
+    from holdbench.contracts.dates import dates_to_days
     from holdbench.contracts.io import read_table
 
     check_files(train, holdout, synthetic, sep, max_rows, target, list(drop))
