@@ -72,6 +72,19 @@ def write_parquet(path: str | os.PathLike, df: pd.DataFrame) -> None:
         df.to_parquet(tmp, index=False)
 
 
+def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> pd.DataFrame:
+    """pandas' read_parquet without pyarrow's pre-buffering (the one way holdbench reads parquet).
+
+    Pre-buffering reads column chunks ahead on Arrow's I/O threads, which helps on object stores but not on a
+    local disk; a process that exits right after such a read is at times aborted while those threads are torn
+    down ("terminate called without an active exception", exit 134; apache/arrow#34314), after its work is
+    done: a few runs in a hundred of a one-line read here. Without it the same read takes as long and exits cleanly.
+    """
+    import pandas as pd
+
+    return pd.read_parquet(path, columns=columns, pre_buffer=False)
+
+
 def write_csv(path: str | os.PathLike, df: pd.DataFrame) -> None:
     with atomic_path(path) as tmp:
         df.to_csv(tmp, index=False)
@@ -134,7 +147,7 @@ def read_table(path: str | os.PathLike, sep: str | None = None) -> pd.DataFrame:
     name = path.name.lower()
     try:
         if name.endswith(".parquet"):
-            return pd.read_parquet(path)
+            return read_parquet(path)
         if name.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz")):
             import warnings
 

@@ -22,6 +22,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
+from holdbench.contracts.io import read_parquet
 from holdbench.contracts import plugin_env
 from holdbench.synthesizers.base import FitContext, Synthesizer, SynthesizerUnavailable
 
@@ -138,4 +139,4 @@ class IsolatedSynthesizer(Synthesizer):
                                              f"{self._env.install_command()} "
                                              f"({self._python}: {payload['missing']})")
             self._versions = checked_result(payload, stage, self.method)["versions"]
-            return pd.read_parquet(work / f"{read}.parquet") if read else payload
+            return read_parquet(work / f"{read}.parquet") if read else payload

@@ -60,6 +60,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from holdbench.contracts.io import read_parquet
 from holdbench.synthesizers._seeding import seed_everything, single_thread
 from holdbench.synthesizers.base import FitContext, Synthesizer, SynthesizerUnavailable
 
@@ -421,7 +422,7 @@ class MostlyAI(Synthesizer):
         files = sorted(out_dir.glob("*.parquet"))
         if not files:
             raise RuntimeError(f"MostlyAI: the engine wrote no parquet file in {out_dir}")
-        raw = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+        raw = pd.concat([read_parquet(f) for f in files], ignore_index=True)
         out, rare = restore_dtypes(raw, self._dtypes)
         self.sample_record = {"rare_to_missing": rare}
         if rare:

@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from holdbench.contracts.io import read_parquet
 from holdbench.synthesizers import mostly
 from holdbench.synthesizers._seeding import check_seed, derive_seed, seed_everything, single_thread
 from holdbench.synthesizers.base import FitContext
@@ -129,7 +130,7 @@ class MostlySequential(SequentialSynthesizer):
         files = sorted(out_dir.glob("*.parquet"))
         if not files:
             raise RuntimeError(f"mostly_seq: the engine wrote no parquet file in {out_dir}")
-        raw = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+        raw = pd.concat([read_parquet(f) for f in files], ignore_index=True)
         owner = pd.to_numeric(raw[ctx.key], errors="raise").to_numpy(dtype=np.int64)
         if len(owner) and (owner.min() < 0 or owner.max() >= n):
             raise RuntimeError(f"mostly_seq: the engine returned event keys outside 0..{n - 1}")

@@ -179,3 +179,16 @@ def test_registry_names_are_unique_and_explained():
         assert s.label and s.meaning and s.better, s
     headline = {s.name for s in specs if s.headline}
     assert {"dcr_share", "F1_ratio", "F2_ratio", "F3_ratio"} <= headline
+
+
+#: pyarrow's pre-buffering threads can abort a process that exits right after a read (contracts.io.read_parquet);
+#: code that cannot import holdbench (the isolated workers, a script's child) turns pre-buffering off itself
+_PARQUET_READ = re.compile(r"\bpd\.read_parquet\((?![^)]*pre_buffer=False)")
+
+
+def test_parquet_is_read_without_pre_buffering():
+    code = [p for p in _our_files() if p.exists() and "tests" not in p.relative_to(REPO).parts[:1]]
+    bad = [str(p.relative_to(REPO)) for p in code if _PARQUET_READ.search(p.read_text())]
+    assert bad == []
+    assert _PARQUET_READ.search("x = pd.read_parquet(path)\n") and not _PARQUET_READ.search(
+        "pd.read_parquet(path, pre_buffer=False)")

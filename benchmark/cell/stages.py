@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from holdbench.benchmark.layout import artifact_file
-from holdbench.contracts.io import write_csv, write_parquet
+from holdbench.contracts.io import read_parquet, write_csv, write_parquet
 from holdbench.contracts.schema import Schema
 
 log = logging.getLogger("holdbench.cell")
@@ -45,8 +45,8 @@ def generate(p: dict) -> dict:
     t0 = time.perf_counter()
     synth = build_synthesizer(p["config"])  # imports the synthesizer's library (torch, sklearn, ...)
     load_s = time.perf_counter() - t0
-    train = pd.read_parquet(p["train"])
-    holdout = pd.read_parquet(p["holdout"]) if synth.needs_holdout else None
+    train = read_parquet(p["train"])
+    holdout = read_parquet(p["holdout"]) if synth.needs_holdout else None
     ctx = FitContext(schema=schema, seed=int(p["seed"]), dataset=p["dataset"], holdout=holdout)
     log.info("fitting %s on %s (%d x %d), seed %d", name, p["dataset"], *train.shape, p["seed"])
     t0 = time.perf_counter()
@@ -88,9 +88,9 @@ def evaluate(p: dict) -> dict:
     from holdbench.metrics import evaluate as run_metrics
 
     schema = _schema(p["schema"])
-    train = pd.read_parquet(p["train"])
-    holdout = pd.read_parquet(p["holdout"])
-    synthetic = pd.read_parquet(p["synthetic"])
+    train = read_parquet(p["train"])
+    holdout = read_parquet(p["holdout"])
+    synthetic = read_parquet(p["synthetic"])
     opts = p["metrics"]
     families = build_metric_families(opts)
     t0 = time.perf_counter()
@@ -112,7 +112,7 @@ def _spec(path: str):
 def _pair(files: dict | list) -> tuple[pd.DataFrame, pd.DataFrame]:
     """A (subjects, events) pair from its two parquet files ({subjects, events} or [subjects, events])."""
     paths = (files["subjects"], files["events"]) if isinstance(files, dict) else files
-    return pd.read_parquet(paths[0]), pd.read_parquet(paths[1])
+    return read_parquet(paths[0]), read_parquet(paths[1])
 
 
 def _generate_sequential(p: dict) -> dict:

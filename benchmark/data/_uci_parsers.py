@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from holdbench.contracts.io import read_parquet
+
 _NA = {"keep_default_na": False, "na_values": [""]}
 
 
@@ -52,7 +54,7 @@ def parse_file(path: Path, fmt: str | None = None, sep: str | None = None) -> pd
     name = path.name.lower()
     fmt = fmt or ("parquet" if name.endswith(".parquet") else "tsv" if ".tsv" in name else "csv")
     if fmt == "parquet":
-        return pd.read_parquet(path)
+        return read_parquet(path)
     return pd.read_csv(path, sep=sep or _separator(path, fmt))
 
 

@@ -28,7 +28,7 @@ from holdbench.benchmark.config import (
     validate_config,
 )
 from holdbench.benchmark.data.demo import make_demo
-from holdbench.contracts.io import write_parquet
+from holdbench.contracts.io import read_parquet, write_parquet
 from holdbench.contracts.schema import Schema, SchemaError
 
 log = logging.getLogger("holdbench.data")
@@ -123,7 +123,7 @@ def _read_cache(path: Path, cfg: dict) -> pd.DataFrame | None:
     """The cached table, or None when the file is damaged (truncated, emptied, other columns):
     it is then rebuilt from the raw files, never trusted."""
     try:
-        df = pd.read_parquet(path)
+        df = read_parquet(path)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a damaged file
         log.warning("dataset cache %s is damaged (%s); rebuilding it", path, type(exc).__name__)
         return None

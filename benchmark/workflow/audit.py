@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from holdbench.benchmark.layout import StudyLayout
-from holdbench.contracts.io import clean_line, write_json
+from holdbench.contracts.io import clean_line, read_parquet, write_json
 
 AUDIT_DIR = "audit"
 FAMILY = "audit"
@@ -196,8 +196,6 @@ def _valid(path: Path, want: dict) -> bool:
 
 def do_fits(study_dir: Path, dataset: str, seed: int, synth: str, chunk: int) -> dict:
     """Run the missing fits of one chunk; write the chunk marker (always, a failure recorded in it)."""
-    import pandas as pd
-
     lay = StudyLayout(study_dir)
     metrics_cfg = json.loads(lay.metrics_config.read_text())
     s = settings_of(metrics_cfg)
@@ -221,8 +219,8 @@ def do_fits(study_dir: Path, dataset: str, seed: int, synth: str, chunk: int) ->
         if not cols:
             raise ValueError(f"audit: `columns` names no columns for dataset {dataset!r}")
         sub = audit_schema(schema, cols)
-        train = pd.read_parquet(lay.train(dataset, seed))[cols]
-        pool = pd.read_parquet(lay.holdout(dataset, seed))[cols]
+        train = read_parquet(lay.train(dataset, seed))[cols]
+        pool = read_parquet(lay.holdout(dataset, seed))[cols]
         n_targets, ref_rows = st["n_targets"], st["reference_rows"]
         rows = cell_targets(lay, dataset, seed, st, train, sub.kinds)
         targets = train.iloc[rows].reset_index(drop=True)

@@ -31,7 +31,7 @@ from holdbench.benchmark.layout import (
 from holdbench.benchmark.workflow.audit import with_audit
 from holdbench.benchmark.workflow.cellconfig import cell_config, digest, file_problem, file_record, is_sequential_split
 from holdbench.benchmark.workflow.integrity import environment_state, generator_plugin
-from holdbench.contracts.io import clean_line, write_json, write_text
+from holdbench.contracts.io import clean_line, read_parquet, write_json, write_text
 
 VERSIONED = ("holdbench", "sdv", "torch", "pandas", "numpy", "scikit-learn", "snakemake", "mlflow")
 
@@ -396,8 +396,6 @@ def _write_shard(lay: StudyLayout, dataset: str, seed: int, synth: str, shard: i
 def _shard_arrays(lay: StudyLayout, dataset: str, seed: int, cdir: Path, gen: dict, shard: int, of: int) -> dict:
     """The cell's inputs read as the evaluate child reads them (holdbench.benchmark.cell.stages.evaluate), then the
     shardable families' partials."""
-    import pandas as pd
-
     from holdbench.benchmark.config import build_metric_families
     from holdbench.contracts.schema import Schema
     from holdbench.metrics.evaluate import evaluate_shard
@@ -405,8 +403,8 @@ def _shard_arrays(lay: StudyLayout, dataset: str, seed: int, cdir: Path, gen: di
     schema = Schema.from_dict(_load(lay.schema(dataset, seed)))
     opts = _load(lay.metrics_config)
     parts = evaluate_shard(
-        pd.read_parquet(lay.train(dataset, seed)), pd.read_parquet(lay.holdout(dataset, seed)),
-        pd.read_parquet(cdir / SYNTHETIC), schema.kinds, families=build_metric_families(opts), shard=shard, of=of,
+        read_parquet(lay.train(dataset, seed)), read_parquet(lay.holdout(dataset, seed)),
+        read_parquet(cdir / SYNTHETIC), schema.kinds, families=build_metric_families(opts), shard=shard, of=of,
         holdout_row=bool(gen.get("holdout_rule")), n_jobs=int(opts.get("n_jobs", 1)), seed=int(opts.get("seed", 0)),
         target=schema.target, sensitive=schema.sensitive, quasi_identifiers=schema.quasi_identifiers,
         on_error="na",

@@ -97,7 +97,7 @@ group_by = pl.DataFrame.group_by  # first-appearance order, as the bridge's work
 pl.DataFrame.group_by = lambda self, *by, **kw: group_by(self, *by, maintain_order=True, **kw)
 d = sys.argv[1]
 prep = lambda df: pl.DataFrame(so._safe_column_names(df)).unique(maintain_order=True)
-t, h, s = (pd.read_parquet(f"{d}/{k}.parquet") for k in ("t", "h", "s"))
+t, h, s = (pd.read_parquet(f"{d}/{k}.parquet", pre_buffer=False) for k in ("t", "h", "s"))
 T, H, S = prep(t), prep(h), prep(s)
 queries = so.univariate_singling_out_queries(df=S, n_queries=10**9, rng=np.random.default_rng(0))
 in_t = np.array(so._evaluate_queries(T, queries))

@@ -29,6 +29,7 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from holdbench.contracts.io import read_parquet
 from holdbench.benchmark.cell.checks import check_output
 from holdbench.benchmark.config import synthesizer_config
 from holdbench.benchmark.data.tables import dataset_schema
@@ -118,7 +119,7 @@ def run_variant(ds: str, variant: str, schema, train, holdout, n: int, seed: int
     }
     if raw:  # the engine's own output, unconverted, fed to the metrics
         files = sorted((synth._workspace / "SyntheticData").glob("*.parquet"))
-        engine_out = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)[list(train.columns)]
+        engine_out = pd.concat([read_parquet(f) for f in files], ignore_index=True)[list(train.columns)]
         row["raw_engine_output"] = score(train, holdout, engine_out, schema.kinds)
     return row
 

@@ -40,7 +40,7 @@ import sys
 import time
 from pathlib import Path
 
-import pandas as pd
+from holdbench.contracts.io import read_parquet
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -50,11 +50,12 @@ CHILD = """
 import hashlib, json, sys, time
 import pandas as pd
 sys.path.insert(0, {root!r})
+from holdbench.contracts.io import read_parquet
 from holdbench.metrics import evaluate, paper_families
 cell, n_jobs = sys.argv[1], int(sys.argv[2])
 kinds = json.load(open(cell + "/../kinds.json"))
-t, h = pd.read_parquet(cell + "/../train.parquet"), pd.read_parquet(cell + "/../holdout.parquet")
-s = pd.read_parquet(cell + "/synthetic.parquet")
+t, h = read_parquet(cell + "/../train.parquet"), read_parquet(cell + "/../holdout.parquet")
+s = read_parquet(cell + "/synthetic.parquet")
 start = time.perf_counter()
 shard, of = int(sys.argv[3]), int(sys.argv[4])
 if shard < 0:  # merge the shards' partials (shard -1), or evaluate unsharded (of 1)
@@ -120,7 +121,7 @@ def prepare(work: Path, n: int, seed: int, synthesizers: list[str]) -> Path:
         holdout.to_parquet(folder / "holdout.parquet")
         (folder / "kinds.json").write_text(json.dumps(dict(schema.kinds)))
         print(f"  n={n:,}: demo table and split in {time.perf_counter() - start:.1f} s (load {_load()})", flush=True)
-    train = pd.read_parquet(folder / "train.parquet")
+    train = read_parquet(folder / "train.parquet")
     for name in synthesizers:
         out = folder / name / "synthetic.parquet"
         if out.exists():

@@ -20,6 +20,7 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from holdbench.contracts.io import read_parquet
 from holdbench.benchmark.layout import StudyLayout  # noqa: E402
 from holdbench.contracts.schema import Schema  # noqa: E402
 
@@ -51,7 +52,7 @@ def main(study_dir: str = "results/paper_synthpop_exact", *datasets: str) -> int
             failed = True
             continue
         schema = Schema.from_dict(json.loads(lay.schema(ds, 0).read_text()))
-        ours = schema.coerce(pd.read_parquet(cell / "synthetic.parquet"), f"{ds} cell")
+        ours = schema.coerce(read_parquet(cell / "synthetic.parquet"), f"{ds} cell")
         theirs = schema.coerce(pd.read_csv(SHARED / "datasets" / "paper_study" / f"{ds}_synthpop.csv.gz"),
                                f"{ds} published")
         if len(ours) != len(theirs):

@@ -85,7 +85,7 @@ def main(argv: list) -> int:
     _seed(int(cfg["seed"]))
     result = {"versions": {dist: version(dist), "numpy": np.__version__, "pandas": pd.__version__}}
     if cfg["stage"] == "fit":
-        train = pd.read_parquet(workdir / "train.parquet")
+        train = pd.read_parquet(workdir / "train.parquet", pre_buffer=False)
         try:
             model, info = fit(train, cfg, cfg["params"])
         except SettingsError as exc:  # diagnosed here: its message is the cell's reason

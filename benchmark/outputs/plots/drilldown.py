@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from holdbench.contracts.io import read_parquet
 from holdbench.benchmark.layout import SYNTHETIC, StudyLayout
 from holdbench.benchmark.outputs.plots._base import (
     H_COLOR,
@@ -90,7 +91,7 @@ def _other_label(how: tuple[str, Any]) -> str:
 
 def _read_column(path: Path, column: str) -> pd.Series | None:
     try:
-        return pd.read_parquet(path, columns=[column])[column]
+        return read_parquet(path, columns=[column])[column]
     except (OSError, ValueError, KeyError):  # a missing or corrupt file only drops that panel
         return None
 

@@ -402,7 +402,7 @@ def main(argv: list) -> int:
     modules = {"singling": singling, "linkability": linkability, "inference": inference}
     _stable_polars(singling.pl)  # polars, reached through anonymeter's own import
     _cache_compiled()
-    frames = {k: pd.read_parquet(workdir / f"{k}.parquet") for k in ("train", "control", "synthetic")}
+    frames = {k: pd.read_parquet(workdir / f"{k}.parquet", pre_buffer=False) for k in ("train", "control", "synthetic")}
     results = {name: _run_one(name, cfg, frames, modules) for name in cfg["evaluators"]}
     from importlib.metadata import version
 

@@ -69,7 +69,7 @@ def _read(path: Path):
 
     name = path.name.lower()
     if name.endswith(".parquet"):
-        return pd.read_parquet(path)
+        return pd.read_parquet(path, pre_buffer=False)
     if name.endswith((".tsv", ".tsv.gz")):
         return pd.read_csv(path, sep="\t")
     if name.endswith((".csv", ".csv.gz")):
