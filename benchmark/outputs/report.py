@@ -206,6 +206,18 @@ def _verdict_why_html(row: Any) -> str:
     return f'{_verdict_html(row["verdict"])} <span class="why">{_e(row["why"])}</span>'
 
 
+def _dates_html(results: StudyResults, dataset: str, cells: pd.DataFrame) -> str:
+    """The sentence naming a dataset's date columns (held as days), from its splits' schema.json; "" without."""
+    from holdbench.benchmark.data.sequential_values import dates_text
+    from holdbench.contracts.io import read_json_object
+
+    dates: dict[str, None] = {}
+    for seed in dict.fromkeys(cells.loc[cells["dataset"] == dataset, "seed"]):
+        # a split not written (its cells say why) reads as {}: nothing to name
+        dates.update(dict.fromkeys(read_json_object(results.layout.schema(dataset, seed)).get("dates") or []))
+    return f'<p class="dates">{_e(dates_text(list(dates)))}.</p>' if dates else ""
+
+
 def _cells_html(cells: pd.DataFrame, cols: list, per_cell: pd.DataFrame | None) -> str:
     verdict = {} if per_cell is None else {r["cell_id"]: r for _, r in per_cell.iterrows()}
     rows = []
@@ -382,7 +394,8 @@ def render_report(results: StudyResults, verdicts: pd.DataFrame | None = None, g
                "row is never marked); a best value of a synthesizer some of whose cells fail the quality gates "
                "says so beside it.</p>")]
     for dataset in dict.fromkeys(cells["dataset"]) if len(cells) else []:
-        parts += [f"<h3>{_e(dataset)}</h3>", _summary_html(summary, dataset, cols, cells, per_cell, results.specs)]
+        parts += [f"<h3>{_e(dataset)}</h3>", _dates_html(results, dataset, cells),
+                  _summary_html(summary, dataset, cols, cells, per_cell, results.specs)]
     if len(cells):
         figures = study_figures(results)
         parts += ["<h2>Figures</h2>",

@@ -72,6 +72,8 @@ def test_a_study_entirely_outside_the_checkout_runs_through_the_workflow(tmp_pat
     assert split["dates"] == ["d"]
     days = pd.read_parquet(tmp_path / "results" / "mine" / "mytable" / "seed0" / "shuffle" / "synthetic.parquet")["d"]
     assert days.dtype == float and days.min() >= 19783 and days.max() <= 19783 + 27  # 2024-03-01 is day 19,783
+    report = (tmp_path / "results" / "mine" / "report.html").read_text()
+    assert '<p class="dates">column(s) d: dates or times in T, read as days since 1970-01-01' in report
     study = json.loads((tmp_path / "results" / "mine" / "study.json").read_text())
     assert study["config_files"]["study"] == str((mine / "study" / "mine.yaml").resolve())
     # without the search path the study is unknown: nothing was found by accident
