@@ -240,6 +240,11 @@ def _validate(df: pd.DataFrame, schema: Schema, cfg: dict) -> None:
                           "Drop it or fill it")
 
 
+#: how a file dataset is read, in its cache key: a table cached by an older reading (its date columns as text) is
+#: read again, never trusted
+_FILE_READING = "dates as days since 1970-01-01"
+
+
 def _cache_key(cfg: dict) -> str:
     """Changes when the config or the raw files change (size and mtime)."""
     parts = [json.dumps(cfg, sort_keys=True, default=str)]
@@ -248,6 +253,7 @@ def _cache_key(cfg: dict) -> str:
     elif cfg["source"] == "file":
         p = Path(os.path.expanduser(str(cfg["path"])))
         paths = [p if p.is_absolute() else REPO_ROOT / p]
+        parts.append(_FILE_READING)
     else:
         paths = []
     for p in paths:

@@ -5,6 +5,8 @@ out: 2020-01-01 is day 18,262 (50 years, 12 of them leap years: 50 * 365 + 12)."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -113,3 +115,23 @@ def test_check_on_three_files_reads_dates_as_days(tmp_path, capsys):
         verdicts.append(pd.read_csv(out).drop(columns=["cell_id"]))
     pd.testing.assert_frame_equal(*verdicts)
     assert len(verdicts[0]) > 3
+
+
+def test_a_table_cached_by_the_former_reading_is_read_again(dataset, tmp_path):
+    """Before dates were days, a file dataset's cache held them as text under the same config and file: such a
+    cache file (named as the former key named it) is not taken for the table."""
+    import hashlib
+    import json
+    import os
+
+    from holdbench.benchmark.data.tables import cache_dir, dataset_config
+
+    name = dataset("dcsv", _frame(TEXT), ".csv")
+    cfg = dataset_config(name)
+    st = Path(cfg["path"]).stat()
+    parts = [json.dumps(cfg, sort_keys=True, default=str), f"{Path(cfg['path']).resolve()}:{st.st_size}:{st.st_mtime_ns}"]
+    former = cache_dir() / f"{name}-{hashlib.sha256('|'.join(parts).encode()).hexdigest()[:12]}.parquet"
+    former.parent.mkdir(parents=True, exist_ok=True)
+    _frame(TEXT).to_parquet(former, index=False)  # the text, as the former reading cached it
+    assert os.path.exists(former)
+    assert load_dataset(name)["when"].tolist()[:4] == EXPECTED[:4]
