@@ -24,6 +24,7 @@ def _list(args) -> int:
 
 def _load(args) -> int:
     from holdbench.benchmark.data.tables import dataset_config, dataset_schema, load_dataset
+    from holdbench.benchmark.outputs.filereport.diagnostics import DATASET_DROP, identifier_columns, identifier_text
 
     for name in args.names:
         t0 = time.perf_counter()
@@ -44,6 +45,9 @@ def _load(args) -> int:
         n_cat = sum(k == "categorical" for k in kinds.values())
         print(f"{name}: {len(df):,} rows x {df.shape[1]} columns "
               f"({n_cat} categorical, {len(kinds) - n_cat} numeric) in {secs:.2f} s")
+        found = identifier_columns(df, schema.kinds)
+        if found:
+            print(f"{name}: WARNING " + identifier_text(found, "the table", DATASET_DROP))
         if schema.dates:
             print(f"{name}: column(s) {', '.join(schema.dates)} hold dates or times, read as days since "
                   "1970-01-01 (a time of day is a fraction of a day)")

@@ -207,8 +207,15 @@ def _read_user_file(cfg: dict) -> pd.DataFrame:
         bad = sorted({h for h in header if header.count(h) > 1 or not h.strip()})
         if bad:
             raise SchemaError(f"dataset {cfg['name']!r}: {path}: duplicate or empty column names {bad}")
+    drop = [str(c) for c in cfg.get("drop") or []]
+    unknown = [c for c in drop if c not in df.columns]
+    if unknown:
+        raise SchemaError(f"dataset {cfg['name']!r}: drop names {unknown}, which {path} has not (its columns: "
+                          f"{[str(c) for c in df.columns]})")
+    df = df.drop(columns=drop)
     if df.empty or len(df.columns) == 0:
-        raise SchemaError(f"dataset {cfg['name']!r}: {path} holds no rows or no columns")
+        raise SchemaError(f"dataset {cfg['name']!r}: {path} holds no rows or no columns"
+                          + (f" besides the dropped {drop}" if drop else ""))
     return df
 
 

@@ -181,6 +181,7 @@ def test_your_own_table_dataset_yaml(tmp_path, files):
     data = home / "my-holdbench" / "data"
     data.mkdir(parents=True)
     table = pd.read_csv(files / "T.csv").rename(columns={"subscribed": "outcome", "children": "zip_code"})
+    table.insert(0, "customer_id", [f"C{i:06d}" for i in range(len(table))])  # the block's drop leaves it out
     table.to_csv(data / "my_table.csv", index=False)
     (home / "my-holdbench" / "dataset").mkdir()
     (home / "my-holdbench" / "dataset" / "my_table.yaml").write_text(text)
@@ -194,6 +195,7 @@ def test_your_own_table_dataset_yaml(tmp_path, files):
     proc = subprocess.run(["python3", "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "'zip_code': 'categorical'" in proc.stdout and "'age': 'numeric'" in proc.stdout
+    assert "customer_id" not in proc.stdout
 
 
 # ---------------------------------------------------------------- studies and configuration

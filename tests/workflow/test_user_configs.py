@@ -42,9 +42,10 @@ def test_a_study_entirely_outside_the_checkout_runs_through_the_workflow(tmp_pat
         d.mkdir(parents=True)
     (code / "usershuffle.py").write_text(MODULE)
     # a column of ISO dates: read as days since 1970-01-01 through the whole workflow
-    rows = "\n".join(f"{i % 11},{'abc'[i % 3]},{(i * 7) % 5},2024-03-{1 + i % 28:02d},{i % 2}" for i in range(600))
-    (mine / "dataset" / "table.csv").write_text("x,c,z,d,y\n" + rows + "\n")
-    (mine / "dataset" / "mytable.yaml").write_text("source: file\npath: table.csv\ntarget: y\n")
+    # and a record number, left out by the config's drop
+    rows = "\n".join(f"R{i},{i % 11},{'abc'[i % 3]},{(i * 7) % 5},2024-03-{1 + i % 28:02d},{i % 2}" for i in range(600))
+    (mine / "dataset" / "table.csv").write_text("rid,x,c,z,d,y\n" + rows + "\n")
+    (mine / "dataset" / "mytable.yaml").write_text("source: file\npath: table.csv\ntarget: y\ndrop: [rid]\n")
     (mine / "synthesizer" / "shuffle.yaml").write_text("_target_: usershuffle.Shuffle\ncost: cheap\n")
     (mine / "study" / "mine.yaml").write_text(
         "name: mine\ndatasets: [mytable]\nsynthesizers: [shuffle, holdout]\nseeds: [0]\nn_synthetic: 300\n"
@@ -69,7 +70,7 @@ def test_a_study_entirely_outside_the_checkout_runs_through_the_workflow(tmp_pat
                                                                        "fraction": 1.0}
     assert done["mytable/seed0/holdout"]["config_files"]["synthesizer"] == "conf/synthesizer/holdout.yaml"
     split = json.loads((tmp_path / "results" / "mine" / "mytable" / "seed0" / "schema.json").read_text())
-    assert split["dates"] == ["d"]
+    assert split["dates"] == ["d"] and [c["name"] for c in split["columns"]] == ["x", "c", "z", "d", "y"]
     days = pd.read_parquet(tmp_path / "results" / "mine" / "mytable" / "seed0" / "shuffle" / "synthetic.parquet")["d"]
     assert days.dtype == float and days.min() >= 19783 and days.max() <= 19783 + 27  # 2024-03-01 is day 19,783
     report = (tmp_path / "results" / "mine" / "report.html").read_text()

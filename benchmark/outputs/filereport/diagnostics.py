@@ -57,13 +57,19 @@ def identifier_columns(train: pd.DataFrame, kinds: dict[str, str]) -> list[dict]
     return out
 
 
-def identifier_text(found: list[dict]) -> str:
-    """The report's sentence on identifier-like columns ('' when there are none)."""
+#: how a dataset config leaves an identifier-like column out (identifier_text's `how` for a study's dataset)
+DATASET_DROP = "leave it out with `drop: [COLUMN]` in the dataset's config"
+
+
+def identifier_text(found: list[dict], of: str = "T", how: str = "leave it out of T, H and S before judging S "
+                                                                 "(--drop COLUMN)") -> str:
+    """The report's sentence on identifier-like columns ('' when there are none); `of` names the table, `how`
+    says how to leave such a column out."""
     if not found:
         return ""
     cols = "; ".join(f"{c['column']} ({c['distinct']:,} distinct of {c['values']:,} values)" for c in found)
-    return (f"Column(s) of T that look like record identifiers: {cols}. A generator cannot learn such a column "
-            "and its measures say nothing; leave it out of T, H and S before judging S (--drop COLUMN)")
+    return (f"Column(s) of {of} that look like record identifiers: {cols}. A generator cannot learn such a column "
+            f"and its measures say nothing; {how}")
 
 
 def diagnostics(inputs, name: str) -> dict:
