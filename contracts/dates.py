@@ -74,3 +74,10 @@ def dates_to_days(frame: pd.DataFrame, columns: list[str], file: str) -> pd.Data
 def days_to_datetimes(days: pd.Series) -> pd.Series:
     """Days since 1970-01-01 back to datetime64 (for writing a table a user reads)."""
     return EPOCH + pd.to_timedelta(days, unit="D")
+
+
+def days_text(days, whole_days: bool) -> list[str]:
+    """Days since 1970-01-01 written as the dates they are (`2024-03-01`), with the time of day
+    (`2024-03-01 12:30`) unless every value of the column is a whole day (`whole_days`): figure labels."""
+    fmt = "%Y-%m-%d" if whole_days else "%Y-%m-%d %H:%M"
+    return days_to_datetimes(pd.Series(days, dtype=float)).dt.strftime(fmt).tolist()

@@ -105,6 +105,18 @@ def test_drilldown_buckets_say_what_they_hold():
     assert freq["other"] == pytest.approx(1 / 5) and freq["(missing)"] == pytest.approx(1 / 5)
 
 
+def test_drilldown_buckets_of_a_date_column_are_dates():
+    # 2020-01-01 is day 18,262; February 2020 has 29 days
+    jan1, feb1, mar1 = 18262.0, 18262.0 + 31, 18262.0 + 31 + 29
+    assert bucket_labels(np.array([jan1, feb1, mar1]), integral=True, dates=True) == [
+        "[2020-01-01, 2020-02-01]", "(2020-02-01, 2020-03-01]"]
+    assert bucket_labels(np.array([jan1, jan1 + 0.5]), integral=False, dates=True) == [
+        "[2020-01-01 00:00, 2020-01-01 12:00]"]
+    train = pd.Series(jan1 + np.arange(100, dtype=float))
+    assert list(_frequencies(train, _bins(train, dates=True)).index)[0] == "[2020-01-01, 2020-01-10]"
+    assert list(_frequencies(train, _bins(train)).index)[0] == "[18,262, 18,272]"  # the decile 18,271.9, rounded
+
+
 def test_report_is_self_contained_sortable_with_drilldown(plotted):
     study, _ = plotted
     page = write_report(load_results(study.path)).read_text()

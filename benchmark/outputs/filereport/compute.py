@@ -83,14 +83,13 @@ class Shared:
 
     def bucket_labels(self) -> list[list[str]]:
         """Each column's bucket names: T's categories, or numeric ranges, then _other_ and missing."""
-        from holdbench.contracts.dates import days_to_datetimes
+        from holdbench.contracts.dates import days_text
 
         out = []
         for b in self.disc[0].columns:
             if b.kind == "numeric":
                 if b.name in self.datetimes:  # days since 1970-01-01: shown as the dates (and times) they are
-                    fmt = "%Y-%m-%d" if self.datetimes[b.name] else "%Y-%m-%d %H:%M"
-                    e = days_to_datetimes(pd.Series(b.edges)).dt.strftime(fmt).tolist()
+                    e = days_text(b.edges, self.datetimes[b.name])
                 else:
                     e = [f"{v:.4g}" for v in b.edges]
                 names = [f"{e[i]}..{e[i + 1]}" for i in range(len(e) - 1)] if len(e) > 1 else ["(all)"]

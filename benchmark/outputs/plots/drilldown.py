@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from holdbench.contracts.io import read_parquet
+from holdbench.contracts.dates import days_text
+from holdbench.contracts.io import read_json_object, read_parquet
 from holdbench.benchmark.layout import SYNTHETIC, StudyLayout
 from holdbench.benchmark.outputs.plots._base import (
     H_COLOR,
@@ -35,14 +36,15 @@ DRILLDOWN_BINS = 10
 OTHER, MISSING = "other", "(missing)"
 
 
-def _bins(train: pd.Series) -> tuple[str, Any]:
-    """How to bucket a column, learned on T: ("cat", top values) or ("num", quantile edges)."""
+def _bins(train: pd.Series, dates: bool = False) -> tuple[str, Any]:
+    """How to bucket a column, learned on T: ("cat", top values) or ("num", (quantile edges, whole numbers, dates:
+    the column holds days since 1970-01-01, its edges are shown as dates))."""
     numeric = pd.api.types.is_numeric_dtype(train) and not pd.api.types.is_bool_dtype(train)
     if numeric and train.nunique() > DRILLDOWN_BINS:
         edges = np.unique(np.quantile(train.dropna().to_numpy(float), np.linspace(0, 1, DRILLDOWN_BINS + 1)))
         if len(edges) > 1:
             integral = bool(np.all(np.mod(train.dropna().to_numpy(float), 1) == 0))
-            return "num", (edges, integral)
+            return "num", (edges, integral, dates)
     counts = train.dropna().astype(str).value_counts().sort_index(kind="stable")
     counts = counts.sort_values(ascending=False, kind="stable")
     return "cat", (list(counts.index[:DRILLDOWN_BINS]), max(len(counts) - DRILLDOWN_BINS, 0))
@@ -52,10 +54,11 @@ def _edge(v: float, integral: bool) -> str:
     return f"{round(v):,}" if integral else f"{v:.4g}"
 
 
-def bucket_labels(edges: np.ndarray, integral: bool) -> list[str]:
-    """'[a, b]' for the first bucket (it holds its left edge), '(a, b]' for the others."""
-    labels = [("[" if i == 0 else "(") + f"{_edge(edges[i], integral)}, {_edge(edges[i + 1], integral)}]"
-              for i in range(len(edges) - 1)]
+def bucket_labels(edges: np.ndarray, integral: bool, dates: bool = False) -> list[str]:
+    """'[a, b]' for the first bucket (it holds its left edge), '(a, b]' for the others; with `dates` the edges
+    (days since 1970-01-01) are written as dates."""
+    e = days_text(edges, integral) if dates else [_edge(v, integral) for v in edges]
+    labels = [("[" if i == 0 else "(") + f"{e[i]}, {e[i + 1]}]" for i in range(len(edges) - 1)]
     if len(set(labels)) < len(labels):  # edges too close for 4 digits: number the buckets
         labels = [f"{i + 1}: {lbl}" for i, lbl in enumerate(labels)]
     return labels
@@ -65,9 +68,9 @@ def _frequencies(values: pd.Series, how: tuple[str, Any]) -> pd.Series:
     """Relative frequency per bucket, in bucket order, then 'other' and '(missing)'."""
     kind, spec = how
     if kind == "num":
-        edges, integral = spec
+        edges, integral, dates = spec
         nums = pd.to_numeric(values, errors="coerce")
-        labels = bucket_labels(edges, integral)
+        labels = bucket_labels(edges, integral, dates)
         binned = pd.cut(nums, edges, labels=labels, include_lowest=True).astype(object)
         binned[nums.notna() & binned.isna()] = OTHER
         order = labels + [OTHER]
@@ -105,7 +108,8 @@ def plot_drilldown(layout: StudyLayout, dataset: str, column: str, cells: list, 
     holdout = _read_column(layout.holdout(dataset, seeds[0]), column)
     if train is None or holdout is None:
         return None
-    how = _bins(train)
+    dates = read_json_object(layout.schema(dataset, seeds[0])).get("dates") or []
+    how = _bins(train, column in dates)
     f_t, f_h = _frequencies(train, how), _frequencies(holdout, how)
     keep = (f_t > 0) | (f_h > 0)
     candidates = [c for c in cells if c.dataset == dataset and c.seed == seeds[0] and c.ok
@@ -133,8 +137,8 @@ def plot_drilldown(layout: StudyLayout, dataset: str, column: str, cells: list, 
         if f_s is not None:
             ax.bar(x + 0.27, f_s[labels], width=0.27, color=SYNTH_COLOR, label="S (synthetic)")
         last_row = n_ax >= len(panels) - ncols
-        ax.set_xticks(x, [short(lbl, 22) for lbl in shown] if last_row else [], rotation=50, ha="right",
-                      rotation_mode="anchor", fontsize=6.5)
+        ticks = [short(lbl, 24 if column in dates else 22) for lbl in shown]  # a date range is 24 characters
+        ax.set_xticks(x, ticks if last_row else [], rotation=50, ha="right", rotation_mode="anchor", fontsize=6.5)
         ax.set_title(synth, loc="left")
         if n_ax % ncols == 0:
             ax.set_ylabel("share of records")
