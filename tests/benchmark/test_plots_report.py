@@ -113,8 +113,8 @@ def test_drilldown_buckets_of_a_date_column_are_dates():
     assert bucket_labels(np.array([jan1, jan1 + 0.5]), integral=False, dates=True) == [
         "[2020-01-01 00:00, 2020-01-01 12:00]"]
     train = pd.Series(jan1 + np.arange(100, dtype=float))
-    assert list(_frequencies(train, _bins(train, dates=True)).index)[0] == "[2020-01-01, 2020-01-10]"
-    assert list(_frequencies(train, _bins(train)).index)[0] == "[18,262, 18,272]"  # the decile 18,271.9, rounded
+    assert _frequencies(train, _bins(train, dates=True)).index[0] == "[2020-01-01, 2020-01-10]"
+    assert _frequencies(train, _bins(train)).index[0] == "[18,262, 18,272]"  # the decile 18,271.9, rounded
 
 
 def test_report_is_self_contained_sortable_with_drilldown(plotted):
