@@ -280,7 +280,9 @@ def _my_holdbench(tmp_path: Path, files: Path) -> tuple[Path, dict]:
     cols = {"subscribed": "outcome", "children": "zip_code"}
     for name in ("T", "H", "S"):
         pd.read_csv(files / f"{name}.csv").rename(columns=cols).to_csv(mine / "data" / f"{name}.csv", index=False)
-    (mine / "data" / "my_table.csv").write_bytes((mine / "data" / "T.csv").read_bytes())
+    table = pd.read_csv(mine / "data" / "T.csv")
+    table.insert(0, "customer_id", [f"C{i:06d}" for i in range(len(table))])  # the YAML's drop leaves it out
+    table.to_csv(mine / "data" / "my_table.csv", index=False)
     (mine / "dataset" / "my_table.yaml").write_text(block("docs/guides/your-own-data.md", "name: my_table"))
     (mine / "study" / "my_files.yaml").write_text(block("docs/guides/your-own-data.md", "name: my_files"))
     return mine, _env(tmp_path, HOME=str(home), HOLDBENCH_CONFIG_PATH=str(mine))
