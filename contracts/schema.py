@@ -100,6 +100,10 @@ class Schema:
     dates: tuple[str, ...] = ()
     """Numeric (float) columns that hold dates or times as days since 1970-01-01 (holdbench.contracts.dates):
     `coerce` reads ISO 8601 text or datetime64 values in them as such days."""
+    drop: tuple[str, ...] = ()
+    """Columns of the dataset's files left out of every table (a file dataset's `drop`, e.g. a record number):
+    `coerce` removes them wherever a file holds them (the dataset's own file, a provided split's T and H), and so
+    does the harness's check of a synthetic table; a file without them is read as it is."""
 
     def __post_init__(self) -> None:
         names = [c.name for c in self.columns]
@@ -119,6 +123,9 @@ class Schema:
             if kind.kind != "numeric" or kind.dtype != "float":
                 raise SchemaError(f"dataset {self.name!r}: date column {col!r} must be numeric with dtype float "
                                   f"(days since 1970-01-01), not {kind.kind} ({kind.dtype})")
+        kept = sorted(set(self.drop) & set(names))
+        if kept:
+            raise SchemaError(f"dataset {self.name!r}: column(s) {kept} are both dropped and columns of the table")
         if self.sensitive is not None and self.sensitive in self.quasi_identifiers:
             raise SchemaError(f"dataset {self.name!r}: the sensitive attribute {self.sensitive!r} "
                               "cannot also be a quasi-identifier")
@@ -151,9 +158,10 @@ class Schema:
         sensitive: str | None = None,
         quasi_identifiers: tuple[str, ...] | list[str] = (),
         dates: tuple[str, ...] | list[str] = (),
+        drop: tuple[str, ...] | list[str] = (),
     ) -> Schema:
         """Build from a config mapping {column: {kind, dtype?, model_kind?, levels?, bounds?}}; `dates` names the
-        columns held as days since 1970-01-01 (Schema.dates)."""
+        columns held as days since 1970-01-01 (Schema.dates), `drop` the files' columns left out (Schema.drop)."""
         cols = []
         for col, spec in columns.items():
             spec = dict(spec or {})
@@ -168,15 +176,17 @@ class Schema:
             cols.append(Column(str(col), kind, dtype, spec.get("model_kind", kind),
                                None if levels is None else tuple(levels) if isinstance(levels, (list, tuple)) else levels,
                                None if bounds is None else tuple(bounds) if isinstance(bounds, (list, tuple)) else bounds))
-        return cls(name, tuple(cols), target, n_rows, sensitive, tuple(quasi_identifiers or ()), tuple(dates or ()))
+        return cls(name, tuple(cols), target, n_rows, sensitive, tuple(quasi_identifiers or ()), tuple(dates or ()),
+                   tuple(str(c) for c in drop or ()))
 
     @classmethod
     def infer(cls, name: str, df: pd.DataFrame, target: str | None = None,
               overrides: Mapping[str, Mapping[str, str]] | None = None, sensitive: str | None = None,
-              quasi_identifiers: tuple[str, ...] | list[str] = ()) -> Schema:
+              quasi_identifiers: tuple[str, ...] | list[str] = (), drop: tuple[str, ...] | list[str] = ()) -> Schema:
         """Kinds as the paper decided them (docs/definitions/paper.md §1): object -> categorical, else numeric;
         a column of dates (datetime64, or text whose every value is ISO 8601: holdbench.contracts.dates) is
-        numeric, days since 1970-01-01 (Schema.dates), unless an override makes it categorical."""
+        numeric, days since 1970-01-01 (Schema.dates), unless an override makes it categorical. `drop` names
+        columns already left out of df (Schema.drop)."""
         kept_text = {str(c) for c, o in (overrides or {}).items() if dict(o or {}).get("kind") == "categorical"}
         dates = [c for c in datetime_columns(df) if c not in kept_text]
         spec: dict[str, dict[str, str]] = {}
@@ -207,7 +217,7 @@ class Schema:
             if col in dates and spec[col] != {"kind": "numeric", "dtype": "float"}:
                 raise SchemaError(f"dataset {name!r}: column {col!r} holds dates, read as days since 1970-01-01 "
                                   f"(numeric, float); its override {over} can only make it categorical")
-        return cls.from_mapping(name, spec, target, len(df), sensitive, quasi_identifiers, dates)
+        return cls.from_mapping(name, spec, target, len(df), sensitive, quasi_identifiers, dates, drop)
 
     def to_dict(self) -> dict:
         return {
@@ -217,6 +227,7 @@ class Schema:
             "quasi_identifiers": list(self.quasi_identifiers),
             # only when there are some: a schema without dates is recorded as it always was
             **({"dates": list(self.dates)} if self.dates else {}),
+            **({"drop": list(self.drop)} if self.drop else {}),
             # a list, not a mapping: JSON writers may sort keys, the column order must survive
             "columns": [
                 {"name": c.name, "kind": c.kind, "dtype": c.dtype, "model_kind": c.model_kind}
@@ -230,7 +241,12 @@ class Schema:
     def from_dict(cls, d: Mapping) -> Schema:
         cols = {c["name"]: {k: v for k, v in c.items() if k != "name"} for c in d["columns"]}
         return cls.from_mapping(d["name"], cols, d.get("target"), None, d.get("sensitive"),
-                                d.get("quasi_identifiers") or (), d.get("dates") or ())
+                                d.get("quasi_identifiers") or (), d.get("dates") or (), d.get("drop") or ())
+
+    def without_dropped(self, df: pd.DataFrame) -> pd.DataFrame:
+        """df without the columns of `drop` it holds (Schema.drop)."""
+        present = [c for c in df.columns if str(c) in self.drop]
+        return df.drop(columns=present) if present else df
 
     def check_columns(self, df: pd.DataFrame, source: str) -> None:
         """Raise SchemaError naming `source` when df's columns differ from the schema."""
@@ -250,8 +266,10 @@ class Schema:
         """Return df in schema order with canonical dtypes; SchemaError names the bad column.
 
         Missing values are kept (nullable Int64/boolean where needed). A value that cannot
-        be read as its column's dtype is an error, not a silent NaN.
+        be read as its column's dtype is an error, not a silent NaN. The columns of `drop` are left out where
+        df holds them.
         """
+        df = self.without_dropped(df)
         self.check_columns(df, source)
         if self.dates:
             try:

@@ -129,7 +129,9 @@ def type_counts(s: pd.Series) -> dict[str, int]:
 
 
 def _with_schema_columns(df: pd.DataFrame, schema: Schema, who: str) -> pd.DataFrame:
-    """df with string column names, after checking they are the schema's (any order)."""
+    """df with string column names, after checking they are the schema's (any order); the dataset's dropped
+    columns (Schema.drop) are left out where df holds them."""
+    df = schema.without_dropped(df)
     got = [str(c) for c in df.columns]
     duplicated = sorted({c for c in got if got.count(c) > 1})
     missing = [c for c in schema.names if c not in got]

@@ -185,6 +185,8 @@ def _file_results(args: argparse.Namespace, gates):
         from holdbench.benchmark.data.tables import dataset_schema
 
         schema = dataset_schema(args.dataset)
+        # the dataset config's `drop` leaves its columns out of T, H and S
+        train, holdout, synthetic = (schema.without_dropped(f) for f in (train, holdout, synthetic))
     # date columns (the dataset's, else T's datetime64 or ISO 8601 text columns) as days since 1970-01-01
     dates = list(schema.dates) if schema is not None else datetime_columns(train)
     train, holdout, synthetic = (dates_to_days(frame, dates, f"{who} {path}") for frame, who, path in (

@@ -274,6 +274,9 @@ def read_inputs(args: argparse.Namespace):
             dataset = dataset_schema(args.dataset)
     except SchemaError as exc:
         raise ValueError(str(exc)) from None
+    if dataset is not None:  # the dataset config's `drop` leaves its columns out of T, H and S too
+        drop += [c for c in dataset.drop if c not in drop]
+        train = drop_columns(train, drop)
     # columns of T holding dates (datetime64, or text of ISO 8601 dates or times only; with --dataset, its date
     # columns) are numbers (days since 1970-01-01) in T, H and S
     dates = list(dataset.dates) if dataset is not None else datetime_columns(train)
@@ -347,7 +350,7 @@ def _schema(args: argparse.Namespace, train, ds=None, dates: list[str] = ()):
         spec[col.name] = {"kind": kind, "dtype": dtype}
     return Schema.from_mapping(args.dataset, spec, getattr(ds, "target", None), None,
                                getattr(ds, "sensitive", None), tuple(getattr(ds, "quasi_identifiers", ()) or ()),
-                               ds.dates)
+                               ds.dates, ds.drop)
 
 
 _READINGS = {"pandas": "pandas' default read_csv, the paper's reading: booleans count as 0/1, text in a "

@@ -225,7 +225,7 @@ def _file_schema(cfg: dict, df: pd.DataFrame) -> Schema:
     if dupes:
         raise SchemaError(f"dataset {cfg['name']!r}: {cfg['path']}: duplicate or empty column names {dupes}")
     return Schema.infer(cfg["name"], df, cfg.get("target"), cfg.get("overrides"), cfg.get("sensitive"),
-                        cfg.get("quasi_identifiers") or ())
+                        cfg.get("quasi_identifiers") or (), cfg.get("drop") or ())
 
 
 def _validate(df: pd.DataFrame, schema: Schema, cfg: dict) -> None:

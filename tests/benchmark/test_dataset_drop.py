@@ -69,3 +69,86 @@ def test_a_run_warns_before_its_jobs(dataset, capsys):
                                               "like record identifiers: customer_id")
     _warn_identifiers("clean", load_dataset(dataset("clean", "drop: [customer_id, row]\n")))
     assert capsys.readouterr().out == ""
+
+
+# ---- `drop` applies to every table of the dataset: its file, a provided split's T and H, any S ----
+
+def test_the_schema_records_drop_only_when_there_is_some(dataset):
+    schema = dataset_schema(dataset("dropped", "drop: [customer_id, row]\n"))
+    assert schema.drop == ("customer_id", "row")
+    record = schema.to_dict()
+    assert record["drop"] == ["customer_id", "row"]
+    from holdbench.contracts.schema import Schema
+
+    assert Schema.from_dict(record) == schema
+    assert "drop" not in dataset_schema(dataset("raw")).to_dict()
+    with pytest.raises(SchemaError, match=r"column\(s\) \['age'\] are both dropped and columns of the table"):
+        Schema.from_dict({**record, "drop": ["age"]})
+
+
+def _files(tmp_path, with_id: dict[str, bool]) -> dict[str, str]:
+    """T, H and S as CSV files, each with or without the record number `customer_id` (in front, as a file
+    would hold it)."""
+    rng = np.random.default_rng(1)
+    paths = {}
+    for role, n in (("T", 300), ("H", 300), ("S", 300)):
+        frame = pd.DataFrame({"age": rng.integers(18, 80, n), "city": rng.choice(["a", "b", "c"], n)})
+        if with_id[role]:
+            frame.insert(0, "customer_id", [f"{role}{i:05d}" for i in range(n)])
+        paths[role] = str(tmp_path / f"{role}{'_id' if with_id[role] else ''}.csv")
+        frame.to_csv(paths[role], index=False)
+    return paths
+
+
+def test_provided_split_files_and_a_synthetic_table_may_hold_the_dropped_column(dataset, tmp_path):
+    from holdbench.benchmark.cell.checks import check_output
+    from holdbench.benchmark.data.split import provided_split
+
+    schema = dataset_schema(dataset("dropped", "drop: [customer_id, row]\n"))
+    held = _files(tmp_path, {"T": True, "H": False, "S": True})
+    bare = _files(tmp_path, {"T": False, "H": False, "S": False})
+    for got, want in zip(provided_split(schema, held["T"], held["H"]), provided_split(schema, bare["T"], bare["H"])):
+        pd.testing.assert_frame_equal(got, want)
+        assert list(got.columns) == ["age", "city"]
+    s_held, s_bare = (check_output(pd.read_csv(p["S"]), schema, 300, "external") for p in (held, bare))
+    pd.testing.assert_frame_equal(s_held, s_bare)
+    # without the dataset's drop the same files are refused, naming the column
+    import dataclasses
+
+    with pytest.raises(SchemaError, match=r"unexpected \['customer_id'\]"):
+        provided_split(dataclasses.replace(schema, drop=()), held["T"], held["H"])
+
+
+def test_evaluate_check_and_report_with_dataset_leave_its_dropped_columns_out(dataset, tmp_path, capsys):
+    """On files holding the record number, `--dataset` (whose config drops it) gives the numbers of the same
+    files without it; without `--dataset` the column is refused as a difference between T and S."""
+    import json
+
+    from holdbench.benchmark.outputs.filereport.inputs import read_flat
+
+    name = dataset("dropped", "drop: [customer_id, row]\n")
+    held = _files(tmp_path, {"T": True, "H": True, "S": False})
+    bare = _files(tmp_path, {"T": False, "H": False, "S": False})
+    metrics = []
+    for files in (held, bare):
+        out = tmp_path / f"m{len(metrics)}.json"
+        assert main(["evaluate", "--train", files["T"], "--holdout", files["H"], "--synthetic", files["S"],
+                     "--dataset", name, "--metrics", "demo", "--out", str(out)]) == 0
+        doc = json.loads(out.read_text())
+        metrics.append({k: v for k, v in doc.items() if isinstance(v, (int, float)) and not k.startswith("seconds_")})
+    assert metrics[0] == metrics[1] and len(metrics[0]) > 3
+    verdicts = []
+    for files in (held, bare):
+        out = tmp_path / f"v{len(verdicts)}.csv"
+        main(["check", "--train", files["T"], "--holdout", files["H"], "--synthetic", files["S"],
+              "--dataset", name, "--metrics", "demo", "--out", str(out)])
+        verdicts.append(pd.read_csv(out).drop(columns=["cell_id"]))
+    pd.testing.assert_frame_equal(*verdicts)
+    got = read_flat(held["T"], held["H"], {"s": held["S"]}, dataset=name, target=None)
+    want = read_flat(bare["T"], bare["H"], {"s": bare["S"]}, dataset=name, target=None)
+    pd.testing.assert_frame_equal(got.train, want.train)
+    pd.testing.assert_frame_equal(got.synthetic["s"], want.synthetic["s"])
+    capsys.readouterr()
+    assert main(["evaluate", "--train", held["T"], "--holdout", held["H"], "--synthetic", held["S"],
+                 "--metrics", "demo"]) == 2
+    assert "customer_id" in capsys.readouterr().err

@@ -91,7 +91,8 @@ def test_dataset_option_takes_kinds_from_the_dataset_schema(tables, tmp_path, mo
 
     def dataset_schema(name):
         calls.append(name)
-        return types.SimpleNamespace(kinds={"age": "categorical", "job": "categorical", "flag": "numeric"}, dates=())
+        return types.SimpleNamespace(kinds={"age": "categorical", "job": "categorical", "flag": "numeric"}, dates=(),
+                                     drop=())
 
     monkeypatch.setitem(sys.modules, "holdbench.benchmark.data.tables", types.SimpleNamespace(dataset_schema=dataset_schema))
     out_ds, out_plain = tmp_path / "ds.json", tmp_path / "plain.json"

@@ -279,10 +279,11 @@ def _my_holdbench(tmp_path: Path, files: Path) -> tuple[Path, dict]:
         (mine / sub).mkdir(parents=True)
     cols = {"subscribed": "outcome", "children": "zip_code"}
     for name in ("T", "H", "S"):
-        pd.read_csv(files / f"{name}.csv").rename(columns=cols).to_csv(mine / "data" / f"{name}.csv", index=False)
-    table = pd.read_csv(mine / "data" / "T.csv")
-    table.insert(0, "customer_id", [f"C{i:06d}" for i in range(len(table))])  # the YAML's drop leaves it out
-    table.to_csv(mine / "data" / "my_table.csv", index=False)
+        table = pd.read_csv(files / f"{name}.csv").rename(columns=cols)
+        if name != "S":  # the user's exports hold the record number; the YAML's drop leaves it out of T and H too
+            table.insert(0, "customer_id", [f"{name}{i:06d}" for i in range(len(table))])
+        table.to_csv(mine / "data" / f"{name}.csv", index=False)
+    (mine / "data" / "my_table.csv").write_bytes((mine / "data" / "T.csv").read_bytes())
     (mine / "dataset" / "my_table.yaml").write_text(block("docs/guides/your-own-data.md", "name: my_table"))
     (mine / "study" / "my_files.yaml").write_text(block("docs/guides/your-own-data.md", "name: my_files"))
     return mine, _env(tmp_path, HOME=str(home), HOLDBENCH_CONFIG_PATH=str(mine))
@@ -307,6 +308,7 @@ def test_report_for_your_own_files_runs(tmp_path, files):
     assert (study / "report.html").is_file()
     train = pd.read_parquet(study / "my_table" / "seed0" / "train.parquet")
     assert len(train) == len(pd.read_csv(mine / "data" / "T.csv"))  # the user's T, not a random split
+    assert "customer_id" not in train.columns
     metrics = json.loads((study / "my_table" / "seed0" / "external" / "metrics.json").read_text())
     assert 0.4 < metrics["dcr_share"] < 0.6  # S is a fresh sample of the population: no closer to T than H
     status = json.loads((study / "my_table" / "seed0" / "holdout" / "status.json").read_text())

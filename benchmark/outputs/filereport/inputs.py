@@ -99,13 +99,15 @@ def header(path: str, sep: str | None) -> list[str]:
 
 
 def check_files(train: str, holdout: str, synthetic: dict[str, str], sep: str | None, max_rows: int,
-                target: str | None, drop: list[str] = ()) -> None:
+                target: str | None, drop: list[str] = (), dataset_drop: list[str] = ()) -> None:
     """Every problem that needs no metric, before any work: unreadable or empty files, columns that differ
-    from T's (named; the --drop columns aside), a target that is not a column, an S over `max_rows` rows."""
+    from T's (named; the --drop columns, which T must hold, and the dataset config's `dataset_drop` aside), a
+    target that is not a column, an S over `max_rows` rows."""
     from holdbench.benchmark.cli.evaluate import check_drop
 
     cols = header(train, sep)
     check_drop(list(drop), cols, train)
+    drop = [*drop, *dataset_drop]
     cols = [c for c in cols if c not in drop]
     if target is not None and target not in cols:
         raise ValueError(f"--target {target!r} is not a column of T ({train}); its columns: {cols}")
@@ -138,14 +140,19 @@ def read_flat(train: str, holdout: str, synthetic: dict[str, str], *, dataset: s
     from holdbench.contracts.dates import dates_to_days
     from holdbench.contracts.io import read_table
 
-    check_files(train, holdout, synthetic, sep, max_rows, target, list(drop))
+    dataset_drop = []
+    if dataset:  # the dataset config's `drop` leaves its columns out of T, H and S too (where a file holds them)
+        from holdbench.benchmark.data.tables import flat_config
+
+        dataset_drop = [str(c) for c in flat_config(dataset).get("drop") or [] if str(c) not in drop]
+    check_files(train, holdout, synthetic, sep, max_rows, target, list(drop), dataset_drop)
     args = Namespace(train=train, holdout=holdout, synthetic=None, holdout_row=True, dataset=dataset,
                      values=values, sep=sep, drop=list(drop))
     t, h, _, schema, notes = read_inputs(args)
     raw_dtypes = {"train": {c.name: str(c.dtype) for c in schema.columns}}
     out, read_notes = {}, {}
     for name, path in synthetic.items():
-        raw = dates_to_days(drop_columns(read_table(path, sep=sep), list(drop)), notes["datetimes"],
+        raw = dates_to_days(drop_columns(read_table(path, sep=sep), notes["dropped"]), notes["datetimes"],
                             f"synthetic {name!r} ({path})")
         raw_dtypes[name] = {c: str(raw[c].dtype) for c in t.columns}
         out[name], read_notes[name] = read_synthetic(raw, schema, values, f"synthetic {name!r} ({path})")
