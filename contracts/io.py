@@ -101,6 +101,62 @@ def _json_default(obj: Any) -> Any:
 #: separators a csv file may use, tried in this order
 SEPARATORS = (",", ";", "\t", "|")
 
+#: compressions a .csv or .tsv file may have, by its last suffix (the ones pandas reads; a .zip holds one file)
+COMPRESSIONS = (".gz", ".bz2", ".xz", ".zip")
+#: the file names a table may have, compressed text first (a name's longest match wins)
+TABLE_SUFFIXES = (*(t + c for t in (".csv", ".tsv") for c in COMPRESSIONS), ".csv", ".tsv", ".parquet")
+#: the same, in words, for messages and help texts
+TABLE_TYPES = ".csv or .tsv (plain, .gz, .bz2, .xz or .zip) or .parquet"
+
+
+def table_suffix(path: str | os.PathLike) -> str | None:
+    """The suffix of TABLE_SUFFIXES a file's name ends with (case-insensitive), else None."""
+    name = Path(path).name.lower()
+    return next((s for s in TABLE_SUFFIXES if name.endswith(s)), None)
+
+
+def open_bytes(path: str | os.PathLike):
+    """A binary file object of a (possibly compressed) text table's content, decompressed by its suffix
+    (COMPRESSIONS); InputError names the file when a .zip holds other than one file."""
+    import bz2
+    import gzip
+    import lzma
+    import zipfile
+
+    path = Path(path)
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        return gzip.open(path, "rb")
+    if name.endswith(".bz2"):
+        return bz2.open(path, "rb")
+    if name.endswith(".xz"):
+        return lzma.open(path, "rb")
+    if name.endswith(".zip"):
+        try:
+            archive = zipfile.ZipFile(path)
+        except zipfile.BadZipFile as exc:
+            raise InputError(f"{path}: cannot be read as a zip file: {exc}") from exc
+        members = [m for m in archive.namelist() if not m.endswith("/")]
+        if len(members) != 1:
+            archive.close()
+            raise InputError(f"{path}: a zipped table must hold exactly one file; it holds {len(members)} "
+                             f"({', '.join(members[:5])})")
+        return archive.open(members[0])
+    return open(path, "rb")
+
+
+def _lzma_error() -> type[Exception]:
+    import lzma
+
+    return lzma.LZMAError
+
+
+def open_text(path: str | os.PathLike, errors: str = "strict"):
+    """A (possibly compressed) text table opened for reading as UTF-8 text (open_bytes), newlines untranslated."""
+    import io
+
+    return io.TextIOWrapper(open_bytes(path), encoding="utf-8", errors=errors, newline="")
+
 
 def csv_separator(path: str | os.PathLike, default: str | None = None) -> str:
     """The field separator of a csv/tsv file, from its header line.
@@ -110,16 +166,14 @@ def csv_separator(path: str | os.PathLike, default: str | None = None) -> str:
     So a ';'-separated file is never read as one text column.
     """
     import csv
-    import gzip
 
     path = Path(path)
     name = path.name.lower()
     default = default or ("\t" if ".tsv" in name else ",")
-    opener = gzip.open if name.endswith(".gz") else open
     try:
-        with opener(path, "rt", newline="", encoding="utf-8", errors="replace") as fh:
+        with open_text(path, errors="replace") as fh:
             header = fh.readline()
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, _lzma_error()) as exc:
         raise InputError(f"{path}: cannot be read: {exc}") from exc
     best, best_n = default, len(next(csv.reader([header], delimiter=default), []))
     for sep in SEPARATORS:
@@ -130,7 +184,7 @@ def csv_separator(path: str | os.PathLike, default: str | None = None) -> str:
 
 
 def read_table(path: str | os.PathLike, sep: str | None = None) -> pd.DataFrame:
-    """Read .csv, .csv.gz, .tsv(.gz) or .parquet as pandas does by default; errors name the file.
+    """Read a table (TABLE_TYPES) as pandas does by default; errors name the file.
 
     CSV values are typed by pandas' default `read_csv` (chunked type inference), the way the
     paper read its files: a column whose first 2**15-odd rows are booleans and whose later rows
@@ -144,19 +198,21 @@ def read_table(path: str | os.PathLike, sep: str | None = None) -> pd.DataFrame:
         raise InputError(f"{path}: no such file")
     if path.is_dir():
         raise InputError(f"{path}: is a directory, not a table")
-    name = path.name.lower()
+    suffix = table_suffix(path)
     try:
-        if name.endswith(".parquet"):
+        if suffix == ".parquet":
             return read_parquet(path)
-        if name.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz")):
+        if suffix is not None:
             import warnings
 
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", pd.errors.DtypeWarning)  # mixed types are reported
                 return pd.read_csv(path, sep=sep or csv_separator(path))
-    except (ValueError, OSError, EOFError, pd.errors.ParserError) as exc:
+    except InputError:
+        raise
+    except (ValueError, OSError, EOFError, pd.errors.ParserError, _lzma_error()) as exc:
         raise InputError(f"{path}: cannot be read as a table: {clean_line(exc)}") from exc
-    raise InputError(f"{path}: unsupported file type (use .csv, .csv.gz, .tsv or .parquet)")
+    raise InputError(f"{path}: unsupported file type (use {TABLE_TYPES})")
 
 
 _ANSI = None

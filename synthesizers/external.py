@@ -20,7 +20,7 @@ _UNSET = "???"
 class ExternalFiles(Synthesizer):
     """Reads `path_template` with `{dataset}` replaced by the dataset's name.
 
-    .csv, .csv.gz, .tsv(.gz) and .parquet are read as pandas reads them by default
+    .csv and .tsv (plain, .gz, .bz2, .xz or .zip) and .parquet are read as pandas reads them by default
     (holdbench.contracts.io.read_table: pandas' chunked type inference, the paper's reading; `sep`
     detected from the header unless given). Typing the values is the harness's job
     (holdbench.benchmark.cell.checks.check_output), and `values` says how:

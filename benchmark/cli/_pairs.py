@@ -24,7 +24,7 @@ def add_pair_arguments(p: argparse.ArgumentParser, several_synthetic: bool = Fal
     synthetic_pairs)."""
     for role in ROLES:
         for part in PARTS:
-            what = (f"sequential data: the {_WHAT[role]} {part} table (.csv, .csv.gz, .parquet; "
+            what = (f"sequential data: the {_WHAT[role]} {part} table (.csv, .tsv, compressed or not, .parquet; "
                     "with --dataset naming a sequential dataset config"
                     + (", or alone with --key and --order: sequences without subject attributes)"
                        if part == "events" else ")"))

@@ -23,7 +23,7 @@ from holdbench.benchmark.cli._pairs import (
     pair_mode,
     pair_record,
 )
-from holdbench.contracts.io import read_table, write_json
+from holdbench.contracts.io import TABLE_TYPES, read_table, write_json
 
 #: families each --no-<x> flag drops
 _SKIP_FLAGS = {"no_extended": "panel", "no_utility": "utility"}
@@ -36,7 +36,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         description="Score a synthetic table S against its training table T and holdout H "
                     "(Platzer & Reutterer 2021 and beyond; definitions: docs/definitions/, §3-§11).",
     )
-    p.add_argument("--train", help="training table T (.csv, .csv.gz, .parquet)")
+    p.add_argument("--train", help=f"training table T ({TABLE_TYPES})")
     p.add_argument("--holdout", help="holdout table H, never seen by the synthesizer")
     p.add_argument("--synthetic", help="synthetic table S (optional with --holdout-row)")
     add_pair_arguments(p)

@@ -16,6 +16,7 @@ import argparse
 import sys
 
 from holdbench.benchmark.cli._pairs import add_pair_arguments, pair_mode
+from holdbench.contracts.io import TABLE_TYPES
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -29,7 +30,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "2 a usage error.",
     )
     p.add_argument("study", nargs="?", help="a study name (results/<study>) or a study directory")
-    p.add_argument("--train", help="training table T (.csv, .csv.gz, .tsv, .parquet)")
+    p.add_argument("--train", help=f"training table T ({TABLE_TYPES})")
     p.add_argument("--holdout", help="holdout table H, never seen by the generator")
     p.add_argument("--synthetic", nargs="+", default=[], metavar="[NAME=]FILE",
                    help="one or more synthetic tables S; named after the file, or NAME=FILE")

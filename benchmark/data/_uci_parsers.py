@@ -67,14 +67,14 @@ def _separator(path: Path, fmt: str | None) -> str:
 def text_header(path: Path, fmt: str | None = None, sep: str | None = None) -> list[str] | None:
     """The raw header of a csv/tsv file (pandas renames duplicate names silently), else None."""
     import csv
-    import gzip
+
+    from holdbench.contracts.io import open_text
 
     name = path.name.lower()
     if fmt == "parquet" or (fmt is None and name.endswith(".parquet")):
         return None
     sep = sep or _separator(path, fmt)
-    opener = gzip.open if name.endswith(".gz") else open
-    with opener(path, "rt", newline="", encoding="utf-8") as fh:
+    with open_text(path) as fh:
         row = next(csv.reader(fh, delimiter=sep), None)
     return row
 

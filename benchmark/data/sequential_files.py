@@ -83,7 +83,7 @@ def events_spec(events_file: str | Path, key: str, order: list[str], n_events_pr
 
 
 def read_pair(spec: SequentialSpec, subjects_file: str | Path | None, events_file: str | Path) -> SequentialData:
-    """A real pair (T or H) from its files (.csv, .csv.gz, .parquet; no subject file without subject
+    """A real pair (T or H) from its files (.csv, .tsv, compressed or not, .parquet; no subject file without subject
     attributes), checked as the dataset's own files are (from_frames: every error names the file and
     the column)."""
     if spec.has_subjects and subjects_file is None:

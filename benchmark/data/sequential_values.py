@@ -14,7 +14,6 @@ naming the file, the column and an example value; an empty field is a missing va
 from __future__ import annotations
 
 import csv
-import gzip
 from pathlib import Path
 
 import pandas as pd
@@ -48,8 +47,9 @@ def parse_datetimes(events: pd.DataFrame, spec, file: str, numbers_are_days: boo
 
 def not_utf8(path: Path, sep: str, exc: UnicodeDecodeError) -> str:
     """Where the first byte that is not UTF-8 sits in a CSV file: its line and column (by the header)."""
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    with opener(path, "rb") as fh:
+    from holdbench.contracts.io import open_bytes
+
+    with open_bytes(path) as fh:
         header: list[str] = []
         for number, line in enumerate(fh, start=1):
             try:

@@ -3,7 +3,6 @@ every S read with one schema (T's, or --dataset's), exactly as `holdbench evalua
 
 from __future__ import annotations
 
-import gzip
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,7 +13,6 @@ from holdbench.contracts.schema import index_column_hint
 #: an S with more rows than this is refused before it is read (--max-rows raises it): a pandas frame of
 #: 10 million rows of text columns alone takes several GB, and every distance search grows with S
 MAX_SYNTHETIC_ROWS = 2_000_000
-_SUFFIXES = (".csv.gz", ".tsv.gz", ".csv", ".tsv", ".parquet")
 
 
 @dataclass
@@ -38,11 +36,12 @@ class Inputs:
 
 
 def stem(path: str) -> str:
+    """A file's name without its table suffix (holdbench.contracts.io.TABLE_SUFFIXES): `S.csv.zip` -> `S`."""
+    from holdbench.contracts.io import table_suffix
+
     name = Path(path).name
-    for suffix in _SUFFIXES:
-        if name.lower().endswith(suffix):
-            return name[: -len(suffix)]
-    return Path(path).stem
+    suffix = table_suffix(name)
+    return name[: -len(suffix)] if suffix else Path(path).stem
 
 
 def named_paths(items: list[str]) -> dict[str, str]:
@@ -68,9 +67,10 @@ def count_rows(path: str) -> int:
         import pyarrow.parquet as pq
 
         return int(pq.ParquetFile(p).metadata.num_rows)
-    opener = gzip.open if p.name.lower().endswith(".gz") else open
+    from holdbench.contracts.io import open_bytes
+
     n, last = 0, b"\n"
-    with opener(p, "rb") as fh:
+    with open_bytes(p) as fh:
         while block := fh.read(1 << 22):
             n += block.count(b"\n")
             last = block[-1:]

@@ -1,0 +1,87 @@
+"""Tables written with any compression pandas reads by suffix (.gz, .bz2, .xz, .zip) are read by every path
+that takes a user's file: read_table (external S, provided splits, evaluate, check), the file report's
+header and row checks and names, and a file dataset's `path`. Each must give the plain file's frame."""
+
+from __future__ import annotations
+
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from holdbench.contracts.io import InputError, csv_separator, read_table, table_suffix
+
+COMPRESSIONS = ("gz", "bz2", "xz", "zip")
+
+
+@pytest.fixture(scope="module")
+def frame() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    n = 240
+    return pd.DataFrame({"age": rng.integers(18, 80, n), "city": rng.choice(["Wien", "Graz", "Köln"], n),
+                         "income": rng.lognormal(8, 1, n).round(2)})
+
+
+def _write(frame: pd.DataFrame, path, sep: str = ",") -> str:
+    frame.to_csv(path, sep=sep, index=False)  # pandas compresses by the suffix
+    return str(path)
+
+
+@pytest.mark.parametrize("comp", COMPRESSIONS)
+@pytest.mark.parametrize("kind, sep", [("csv", ","), ("csv", ";"), ("tsv", "\t")])
+def test_read_table_reads_compressed_text_as_the_plain_file(frame, tmp_path, comp, kind, sep):
+    plain = _write(frame, tmp_path / f"t.{kind}", sep)
+    packed = _write(frame, tmp_path / f"t.{kind}.{comp}", sep)
+    assert csv_separator(packed) == sep  # detected from the decompressed header, not the archive's bytes
+    pd.testing.assert_frame_equal(read_table(packed), read_table(plain))
+
+
+def test_table_names_and_the_refusals_name_the_file(tmp_path, frame):
+    assert table_suffix("dir/S.CSV.ZIP") == ".csv.zip" and table_suffix("S.tsv.bz2") == ".tsv.bz2"
+    assert table_suffix("S.txt") is None
+    with pytest.raises(InputError, match=r"S\.txt: unsupported file type \(use \.csv or \.tsv \(plain, \.gz, "):
+        _write(frame, tmp_path / "S.txt")
+        read_table(tmp_path / "S.txt")
+    two = tmp_path / "two.csv.zip"
+    with zipfile.ZipFile(two, "w") as z:
+        z.writestr("a.csv", "x\n1\n")
+        z.writestr("b.csv", "x\n2\n")
+    with pytest.raises(InputError, match=r"two\.csv\.zip: a zipped table must hold exactly one file; it holds 2 "
+                                         r"\(a\.csv, b\.csv\)"):
+        read_table(two)
+    (tmp_path / "bad.csv.xz").write_bytes(b"not xz at all")
+    with pytest.raises(InputError, match=r"bad\.csv\.xz: cannot be read"):
+        read_table(tmp_path / "bad.csv.xz")
+
+
+def test_the_file_report_reads_zipped_files_and_names_s_by_its_file(frame, tmp_path):
+    from holdbench.benchmark.outputs.filereport.inputs import count_rows, read_flat, stem
+
+    half = len(frame) // 2
+    paths = {}
+    for name, part, comp in (("T", frame.iloc[:half], "zip"), ("H", frame.iloc[half:], "bz2"),
+                             ("S", frame.sample(frac=1.0, random_state=0).iloc[:half], "xz")):
+        paths[name] = _write(part, tmp_path / f"{name}.csv.{comp}")
+        _write(part, tmp_path / f"{name}.csv")
+    assert count_rows(paths["T"]) == half and stem(paths["S"]) == "S"
+    got = read_flat(paths["T"], paths["H"], {stem(paths["S"]): paths["S"]}, dataset=None, target=None)
+    want = read_flat(str(tmp_path / "T.csv"), str(tmp_path / "H.csv"), {"S": str(tmp_path / "S.csv")},
+                     dataset=None, target=None)
+    pd.testing.assert_frame_equal(got.train, want.train)
+    pd.testing.assert_frame_equal(got.holdout, want.holdout)
+    pd.testing.assert_frame_equal(got.synthetic["S"], want.synthetic["S"])
+
+
+def test_a_file_dataset_may_be_zipped(frame, tmp_path, monkeypatch):
+    from holdbench.benchmark.data.tables import dataset_schema, load_dataset
+    from tests.workflow.helpers import make_conf
+
+    monkeypatch.setenv("HOLDBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    conf = make_conf(tmp_path)
+    monkeypatch.setenv("HOLDBENCH_CONF_DIR", str(conf))
+    for name, suffix in (("packed", "csv.zip"), ("plain", "csv")):
+        path = _write(frame, tmp_path / f"{name}.{suffix}", ";")
+        (conf / "dataset" / f"{name}.yaml").write_text(f"source: file\npath: {path}\n")
+    pd.testing.assert_frame_equal(load_dataset("packed"), load_dataset("plain"))
+    assert dataset_schema("packed").kinds == dataset_schema("plain").kinds
