@@ -97,10 +97,12 @@ def test_readme_judge_your_own_files(tmp_path, files):
 def test_readme_check_fails_a_copy(tmp_path, files):
     """The same block on a table that copies T's rows: `holdbench check` exits 1 (the gates catch it)."""
     script = block("README.md", "holdbench evaluate --train T.csv --holdout H.csv --synthetic S.csv --out metrics.json")
-    check = [line for line in script.splitlines() if line.startswith("holdbench check")]
-    assert len(check) == 1
+    lines = script.splitlines()
+    check = [i for i, line in enumerate(lines) if line.startswith("holdbench check")]
+    assert len(check) == 1 and lines[0].startswith("holdbench evaluate")
     work = _scratch(tmp_path, files, synthetic="S_copy.csv")
-    proc = _bash(check[0] + " --skip anonymeter", work, _env(tmp_path))
+    # the page's evaluate (without anonymeter, for time) then its check of the saved evaluation
+    proc = _bash("set -e\n" + lines[0] + " --skip anonymeter\n" + lines[check[0]], work, _env(tmp_path))
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "FAIL" in proc.stdout
 
