@@ -526,9 +526,35 @@ def judge_cell(cell, gates: Gates, specs: list) -> list[dict]:
                      "the holdout reference row (S = H), the yardstick") for t in gates.targets]
     by_name = metric_names(specs)
     rows = [_judge_test(cell, t) if t.test else _judge_metric(cell, t, by_name) for t in gates.targets]
-    if cell.metrics.get(AUDIT_TARGET.metric) is not None and AUDIT_TARGET.name not in {t.name for t in gates.targets}:
+    named = {t.name for t in gates.targets}
+    if _number_in(cell.metrics, AUDIT_TARGET.metric) and AUDIT_TARGET.name not in named:
         rows.append(_judge_audit(cell, by_name))
+    elif _number_in(cell.metrics, MEMBERSHIP_TARGET.metric) and cell.metrics.get("audit_epsilon_configured") is None \
+            and MEMBERSHIP_TARGET.name not in named:
+        rows.append(_judge_membership(cell, by_name))
     return rows
+
+
+def _number_in(metrics: dict, name: str) -> bool:
+    """metrics holds `name` as a number (not None, not NaN)."""
+    value = metrics.get(name)
+    return isinstance(value, (int, float)) and not math.isnan(float(value))
+
+
+def _judge_membership(cell, by_name: dict) -> dict:
+    """MEMBERSHIP_TARGET's row: a generator without a configured ε fails when the per-target audit's ε lower
+    bound is above 0, i.e. when the attack tells members from non-members of a vulnerable record beyond chance
+    at the audit's confidence; the attack's counts are the evidence."""
+    m = cell.metrics
+    row = _judge_metric(cell, MEMBERSHIP_TARGET, by_name)
+    row["detail"] = f"{row['detail']}; {m.get('audit_evidence') or ''}".rstrip("; ")
+    if row["verdict"] == FAIL:
+        confidence = m.get("audit_confidence")
+        at = f" with probability >= {float(confidence):g}" if isinstance(confidence, (int, float)) else ""
+        row["why"] = (f"{row['why']}: the audit's attack tells whether a vulnerable record of T was in the "
+                      f"generator's training data beyond chance{at} (a generator without a DP guarantee, "
+                      f"audited ε >= {float(m[MEMBERSHIP_TARGET.metric]):.2f})")
+    return row
 
 
 def _judge_audit(cell, by_name: dict) -> dict:
@@ -576,6 +602,11 @@ def _fits_needed(m: dict, configured: float) -> str:
 #: holdbench.metrics.audit): its audited ε lower bound must not exceed the ε it was configured with
 AUDIT_TARGET = Target("audited_epsilon", metric="audit_epsilon_excess", max=0.0,
                       description="a DP generator's audited ε lower bound is at most its configured ε")
+#: judged for every audited cell without a configured ε (a generator without a DP guarantee): the audit's ε
+#: lower bound must be 0, i.e. its attack finds no vulnerable record whose membership it tells beyond chance
+MEMBERSHIP_TARGET = Target("audited_membership", metric="audit_epsilon_lower", max=0.0,
+                           description="a generator without a DP guarantee: the per-target audit proves no "
+                                       "record's membership (its ε lower bound is 0)")
 
 
 def verdicts(results, gates: Gates) -> pd.DataFrame:

@@ -37,6 +37,30 @@ def leaky(train: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
 
 
 def test_outlier_copier_is_flagged_by_the_audit_not_by_the_population_panel(tmp_path):
+    res, _ = audit_outlier_copier(tmp_path, epsilon=1.0)
+    assert res.audit_epsilon_excess == pytest.approx(res.audit_epsilon_lower - 1.0)
+
+
+def test_outlier_copier_without_epsilon_fails_the_membership_gate(tmp_path):
+    """The same copier audited as what it is, a generator without a DP guarantee: `holdbench check`'s
+    automatic audit target fails its cell with the attack's counts, while the panel's AUC stays near 0.5."""
+    from types import SimpleNamespace
+
+    from holdbench.benchmark.outputs.gates import FAIL, Gates, judge_cell
+    from holdbench.metrics.audit import AuditResult
+    from holdbench.metrics.registry import scalars, specs_of
+
+    res, panel = audit_outlier_copier(tmp_path, epsilon=None)
+    assert res.audit_epsilon_configured is None and math.isnan(res.audit_epsilon_excess)
+    cell = SimpleNamespace(cell_id="toy/seed0/leaky", dataset="toy", synthesizer="leaky", seed=0,
+                           status={"status": "ok"}, metrics={**scalars(res), "mia_auc_max": panel.mia_auc_max})
+    rows = {r["target"]: r for r in judge_cell(cell, Gates(source="<test>", targets=()), specs_of(AuditResult))}
+    assert rows["audited_membership"]["verdict"] == FAIL
+    assert "member fits" in rows["audited_membership"]["detail"]
+    assert panel.mia_auc_max < 0.6
+
+
+def audit_outlier_copier(tmp_path, epsilon: float | None):
     rng = np.random.default_rng(0)
     t, h = population(3000, rng, "t"), population(3000, rng, "h")
     ref_rows, n_targets, n_train, n_test = 400, 3, 40, 40
@@ -52,14 +76,13 @@ def test_outlier_copier_is_flagged_by_the_audit_not_by_the_population_panel(tmp_
         save_fit(files[-1], member[j], enc.features(targets, out), {**ident, "fit": j, "targets": [int(r) for r in rows]})
     audit = Audit({"toy": list(KINDS)}, n_targets=n_targets, k_neighbours=5, reference_rows=ref_rows,
                   n_fits_train=n_train, n_fits_test=n_test, n_estimators=50,
-                  cell={"dataset": "toy", "seed": 0, "epsilon": 1.0, "delta": 0.0, "fits": [str(f) for f in files],
-                        "identity": ident, "failed": ""})
+                  cell={"dataset": "toy", "seed": 0, "epsilon": epsilon, "delta": 0.0,
+                        "fits": [str(f) for f in files], "identity": ident, "failed": ""})
     s = leaky(t, len(t), seed=1)
     data = EvalData(t, h, s, KINDS)
     res = audit.compute(data)
     assert res.audit_auc_max > 0.9
     assert res.audit_epsilon_lower > 1.0
-    assert res.audit_epsilon_excess == pytest.approx(res.audit_epsilon_lower - 1.0)
     # 20 member and 20 non-member test fits per target, 3 targets: a perfect attack's bound, in closed form
     lo = (0.05 / n_targets / 2) ** (1 / 20)
     assert res.audit_epsilon_provable == pytest.approx(math.log(lo / (1 - lo)), rel=1e-9)
@@ -67,6 +90,7 @@ def test_outlier_copier_is_flagged_by_the_audit_not_by_the_population_panel(tmp_
     assert set(res.audit_targets["rank"]) == {1, 2, 3}
     panel = MembershipInference(n_targets=500, n_bootstrap=0).compute(data)
     assert panel.mia_auc_max < 0.6
+    return res, panel
 
 
 def test_fits_of_another_cell_are_refused(tmp_path):

@@ -28,9 +28,26 @@ def test_dp_cell_over_its_epsilon_fails_with_the_evidence():
     assert "20 of 20 member fits" in got["audited_epsilon"]["detail"]
 
 
-def test_dp_cell_within_its_epsilon_passes_and_non_dp_cells_are_not_judged():
-    assert rows({"audit_epsilon_lower": 0.0, "audit_epsilon_excess": -1.0})["audited_epsilon"]["verdict"] == PASS
-    assert rows({"audit_epsilon_lower": 2.0, "audit_epsilon_excess": None}) == {}
+def test_dp_cell_within_its_epsilon_passes():
+    got = rows({"audit_epsilon_lower": 0.0, "audit_epsilon_excess": -1.0, "audit_epsilon_configured": 1.0})
+    assert got["audited_epsilon"]["verdict"] == PASS and "audited_membership" not in got
+
+
+def test_a_non_dp_cell_fails_when_the_audit_proves_a_membership():
+    """A generator without a DP guarantee (no configured ε, excess NaN as the audit writes it) is judged on the
+    bound itself: above 0 the attack told a vulnerable record's membership beyond chance, with the counts."""
+    evidence = "target 1: 19 of 20 member fits and 1 of 20 non-member fits called member"
+    got = rows({"audit_epsilon_lower": 0.46, "audit_epsilon_excess": float("nan"), "audit_epsilon_configured": None,
+                "audit_confidence": 0.95, "audit_evidence": evidence})
+    assert set(got) == {"audited_membership"}
+    row = got["audited_membership"]
+    assert row["verdict"] == FAIL and evidence in row["detail"]
+    assert ("audited_membership, audited ε (lower bound) 0.46 > 0 allowed: the audit's attack tells whether a "
+            "vulnerable record of T was in the generator's training data beyond chance with probability >= 0.95") \
+        in row["why"]
+    clean = rows({"audit_epsilon_lower": 0.0, "audit_epsilon_excess": float("nan"), "audit_evidence": "no guess"})
+    assert clean["audited_membership"]["verdict"] == PASS
+    assert rows({"audit_epsilon_lower": float("nan"), "audit_epsilon_excess": float("nan")}) == {}  # audit n/a
 
 
 def test_dp_cell_configured_above_what_the_audit_can_prove_is_untested_not_passed():
