@@ -33,7 +33,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--train", help=f"training table T ({TABLE_TYPES})")
     p.add_argument("--holdout", help="holdout table H, never seen by the generator")
     p.add_argument("--synthetic", nargs="+", default=[], metavar="[NAME=]FILE",
-                   help="one or more synthetic tables S; named after the file, or NAME=FILE")
+                   help="one or more synthetic tables S, or folders of them (each table file in it); named after "
+                        "the file, or NAME=FILE")
     add_pair_arguments(p, several_synthetic=True)
     p.add_argument("--out", help="the directory to write report.html, report.json and summary.md to")
     p.add_argument("--target", help="the prediction target column (TSTR); overrides --dataset's")

@@ -85,3 +85,24 @@ def test_a_file_dataset_may_be_zipped(frame, tmp_path, monkeypatch):
         (conf / "dataset" / f"{name}.yaml").write_text(f"source: file\npath: {path}\n")
     pd.testing.assert_frame_equal(load_dataset("packed"), load_dataset("plain"))
     assert dataset_schema("packed").kinds == dataset_schema("plain").kinds
+
+
+def test_a_folder_of_synthetic_files_names_each_table_after_its_file(frame, tmp_path):
+    """`holdbench report --synthetic DIR`: every table file of the folder (any TABLE_SUFFIXES name, not its
+    subfolders nor other files), in name order, each named after its file; names must stay unique."""
+    from holdbench.benchmark.outputs.filereport.inputs import named_paths
+
+    folder = tmp_path / "candidates"
+    (folder / "old").mkdir(parents=True)
+    for name in ("b_ctgan.csv.zip", "a_cart.parquet", "c_tvae.tsv.gz", "old/z.csv"):
+        frame.to_parquet(folder / name) if name.endswith(".parquet") else _write(frame, folder / name)
+    (folder / "README.txt").write_text("not a table")
+    (folder / ".hidden.csv").write_text("x\n1\n")
+    got = named_paths([str(folder), f"mine={tmp_path / 'mine.csv'}"])
+    assert list(got) == ["a_cart", "b_ctgan", "c_tvae", "mine"]
+    assert got["b_ctgan"] == str(folder / "b_ctgan.csv.zip")
+    with pytest.raises(ValueError, match=r"two files are named 'a_cart'"):
+        named_paths([str(folder), str(tmp_path / "a_cart.csv")])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match=r"--synthetic .*empty: the folder holds no table file \(\.csv or \.tsv"):
+        named_paths([str(tmp_path / "empty")])

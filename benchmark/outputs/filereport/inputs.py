@@ -45,18 +45,33 @@ def stem(path: str) -> str:
 
 
 def named_paths(items: list[str]) -> dict[str, str]:
-    """{name: path} from `--synthetic` items `path` or `name=path`; names must be unique."""
+    """{name: path} from `--synthetic` items `path`, `name=path` or a folder (each table file in it, by name
+    order, named after its file; holdbench.contracts.io.TABLE_SUFFIXES); names must be unique."""
     from holdbench.benchmark.cli._names import check_name, split_name
 
     out: dict[str, str] = {}
     for item in items:
         name, path = split_name(item)
-        name = check_name(name if name is not None else stem(item), item)
-        if name in out:
-            raise ValueError(f"--synthetic: two files are named {name!r} ({out[name]} and {path}); name them "
-                             "apart with NAME=PATH")
-        out[name] = path
+        if name is None and Path(path).is_dir():
+            pairs = [(check_name(stem(str(p)), str(p)), str(p)) for p in _tables_in(Path(path))]
+        else:
+            pairs = [(check_name(name if name is not None else stem(item), item), path)]
+        for name, path in pairs:
+            if name in out:
+                raise ValueError(f"--synthetic: two files are named {name!r} ({out[name]} and {path}); name "
+                                 "them apart with NAME=PATH")
+            out[name] = path
     return out
+
+
+def _tables_in(folder: Path) -> list[Path]:
+    """The table files of a folder (not its subfolders), sorted by name; none is an error naming the folder."""
+    from holdbench.contracts.io import TABLE_TYPES, table_suffix
+
+    found = sorted(p for p in folder.iterdir() if p.is_file() and table_suffix(p) and not p.name.startswith("."))
+    if not found:
+        raise ValueError(f"--synthetic {folder}: the folder holds no table file ({TABLE_TYPES})")
+    return found
 
 
 def count_rows(path: str) -> int:
