@@ -404,8 +404,8 @@ def _missing(cell, t: Target, why: str) -> dict:
 
 
 #: what a distribution test's A measures, in words
-_TEST_WORDS = {"dcr": "S nearer to T than H is (D2.2, Hamming DCR)",
-               "nndr": "S's NNDR to T below H's (D2.2)"}
+_TEST_WORDS = {"dcr": "how often S is nearer to T than H is (D2.2, Hamming DCR; 0.5 = as often)",
+               "nndr": "how often S's NNDR to T is below H's (D2.2; 0.5 = as often)"}
 
 
 #: what a distribution test compares, and with which reference: the name a report gives its verdict

@@ -38,6 +38,12 @@ def test_ranking_puts_the_leaky_copy_last_and_says_how(report):
     leak = rep["synthetic"]["leak"]["verdict"]
     assert leak["worst"] > 1 and leak["worst"] == max(r["excess"] for r in leak["rows"] if r["verdict"] == "FAIL")
     assert f"| {leak['worst']:.2f} |" in summary and f"{leak['worst']:.2f}×" in html
+    # verdict first, in rank order: summary.md's first table and the HTML's overview (the copy of T last)
+    first = [line.split(" | ")[1] for line in summary.split("## ")[0].splitlines() if re.match(r"\| \d+ \|", line)]
+    assert first == order
+    overview = html.split('<table id="tbl-verdict-overview"')[1].split("</table>")[0]
+    assert re.findall(r'<a href="#verdict-s\d">([^<]+)</a>', overview) == order
+    assert html.index("tbl-verdict-overview") < html.index('id="verdict-s0"') < html.index('id="headline"')
     # the copy of T has the best F ratios... of 0 distance, but it fails the gates: never "best" without saying so
     f2 = next(r for r in rep["ranking"]["rows"] if r["metric"] == "F2_ratio")
     for row in rep["ranking"]["rows"]:

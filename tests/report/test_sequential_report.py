@@ -71,11 +71,15 @@ def test_report_ranks_several_synthetic_event_files(tmp_path):
     figs = set(re.findall(r'<figure class="hb-figure" id="([^"]+)"><svg', html))
     assert {f"fig-{f}-s{i}" for f in ("seq-length", "seq-coherence", "dcr") for i in (0, 1)} <= figs
     table = html.split('<table id="tbl-headline"')[1].split("</table>")[0]
-    assert "<th>S copy.csv</th><th>S fresh</th>" in table
+    assert "<th>S fresh</th><th>S copy.csv</th>" in table  # best first
     assert table.count("<b>best</b>") == len(rk["rows"]) and "best, but S fails" not in table  # fresh: best everywhere
     assert '<p id="ranking"><b>Ranking:</b> 1. fresh, 2. copy.csv (fails the gates).' in html
     summary = (out / "summary.md").read_text(encoding="utf-8")
-    assert "| copy.csv | FAIL |" in summary and "| fresh | pass |" in summary
+    assert summary.index("| 1 | fresh | pass |") < summary.index("| 2 | copy.csv | FAIL |")
+    overview = html.split('<table id="tbl-verdict-overview"')[1].split("</table>")[0]
+    assert overview.index(">fresh</a>") < overview.index(">copy.csv</a>")
+    # the overview comes before each S's gates, which follow in rank order (anchors keep the input order)
+    assert html.index("tbl-verdict-overview") < html.index('id="verdict-s1"') < html.index('id="verdict-s0"')
     assert "Ranking: 1. fresh, 2. copy.csv." in summary
 
 

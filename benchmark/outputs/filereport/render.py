@@ -104,25 +104,29 @@ def summary_md(rep: dict) -> str:
     """summary.md: the verdict, the gates in words and the ranking, as Markdown (cells formula-neutral)."""
     from holdbench.benchmark.outputs.filereport.html import neutral
     from holdbench.benchmark.outputs.filereport.diagnostics import identifier_text
-    from holdbench.benchmark.outputs.filereport.verdicts import WORST_LABEL, ranking_caveat, worst_text
+    from holdbench.benchmark.outputs.filereport.verdicts import WORST_LABEL, ranked_names, ranking_caveat, worst_text
 
     def cell(x) -> str:
         return neutral(x).replace("|", "\\|").replace("\n", " ")
 
-    names = list(rep["synthetic"])
+    names = ranked_names(rep)  # several S: best first
     unit = "subjects" if rep.get("kind") == "sequential" else "rows"
+    ranked = len(names) > 1
     lines = ["# Synthetic data report", "",
              (f"T `{cell(rep['settings']['train'])}` ({rep['n_train']:,} {unit}), H `{cell(rep['settings']['holdout'])}` "
               f"({rep['n_holdout']:,} {unit}); gates `{cell(rep['gates']['source'])}`."), "",
-             f"| S | verdict | failed gates | {WORST_LABEL} |", "| --- | --- | --- | --- |"]
+             ("| rank " if ranked else "") + f"| S | verdict | failed gates | {WORST_LABEL} |",
+             ("| --- " if ranked else "") + "| --- | --- | --- | --- |"]
     ids = identifier_text(rep.get("identifier_columns") or [])
     if ids:
         lines[4:4] = [f"**{cell(ids)}.**", ""]
-    for n in names:
+    for i, n in enumerate(names):
         v = rep["synthetic"][n]["verdict"]
         unjudged = v.get("not_judged")
         failed = (', '.join(v['failed']) or 'none') + (f"; not judged (n/a): {', '.join(unjudged)}" if unjudged else "")
-        lines.append(f"| {cell(n)} | {v['verdict']} | {cell(failed)} | {worst_text(v)} |")
+        lines.append((f"| {i + 1} " if ranked else "") + f"| {cell(n)} | {v['verdict']} | {cell(failed)} | {worst_text(v)} |")
+    if ranked:
+        lines += ["", "Ranked as the section *Headline metrics* below says."]
     for n in names:
         lines += ["", f"## {cell(n)}", ""]
         lines += [f"- {r['verdict']}: {cell(r['tests'])}: {cell(r['why'])}" for r in rep["synthetic"][n]["verdict"]["rows"]]

@@ -7,18 +7,34 @@ import numpy as np
 
 import holdbench.benchmark.outputs.filereport.figures as figures  # noqa: PLR0402 - by module path: no import circle
 from holdbench.benchmark.outputs.filereport.html import badge, esc, figure, means, num, pct, table, verdict_html
-from holdbench.benchmark.outputs.filereport.verdicts import WORST_LABEL, ranking_caveat, worst_text
+from holdbench.benchmark.outputs.filereport.verdicts import WORST_LABEL, ranked_names, ranking_caveat, worst_text
 
 
 def verdict(rep: dict, specs: list) -> str:
     names = list(rep["synthetic"])
+    ranked = ranked_names(rep)  # several S: best first
     out = ['<h2 id="verdict">Verdict</h2>',
            means("Each synthetic file S is judged by the gates below and passes only when every gate passes"
                  + (f" ({rep['gates']['description']})." if rep["gates"].get("description") else "."))]
     out.append(f'<p>Gates: <code>{esc(rep["gates"]["source"])}</code>. Only these gates decide the verdict and the '
                "exit status; the pass/fail metrics listed under &ldquo;Other pass/fail metrics&rdquo; are "
                "information and decide nothing.</p>")
-    for i, name in enumerate(names):
+    if len(names) > 1:  # the overview first: every S in rank order, its verdict and what failed, linked to its gates
+        overview = []
+        for rank, name in enumerate(ranked, start=1):
+            j = rep["synthetic"][name]["verdict"]
+            overview.append([str(rank), f'<a href="#verdict-s{names.index(name)}">{esc(name)}</a>',
+                             verdict_html(j["verdict"]), esc(", ".join(j["failed"]) or "none"),
+                             esc(", ".join(j.get("not_judged") or []) or "none"), worst_text(j, "×")])
+        out.append(table(["rank", "S", "verdict", "gates failed", "gates not judged (n/a)", WORST_LABEL], overview,
+                         "tbl-verdict-overview", {0}))
+        caveat = ranking_caveat(rep)
+        if caveat:
+            out.append(f'<p id="verdict-caveat"><b>{esc(caveat)}.</b></p>')
+        out.append('<p class="small">Ranked as <a href="#ranking">the ranking under the headline metrics</a> '
+                   "says; each S's gates follow in this order.</p>")
+    for name in ranked:
+        i = names.index(name)
         j = rep["synthetic"][name]["verdict"]
         rows = [[esc(r["tests"]), esc(r["gate"]), num(r["value"], 4), esc(r["threshold"]),
                  (num(r["pvalue"], 3) if r["pvalue"] is not None else "n/a"), verdict_html(r["verdict"]),
@@ -31,7 +47,7 @@ def verdict(rep: dict, specs: list) -> str:
                        "the verdict says nothing about these.</p>")
         out.append(table(["what it tests (reference)", "gate", "value", "threshold", "p", "verdict", "in words"],
                          rows, f"tbl-gates-s{i}", {2, 4}))
-    out.append(_comparison(rep, names))
+    out.append(_comparison(rep, ranked))
     info = [[esc(n), esc(r["tests"]), esc(r["metric"]), verdict_html(r["verdict"]), esc(r["meaning"])]
             for n in names for r in rep["synthetic"][n]["informational"]]
     if info:

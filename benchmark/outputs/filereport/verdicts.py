@@ -185,3 +185,10 @@ def ranking(evaluations: list, specs: list, judged: dict) -> dict:
                            "the last tie-break, by the mean of their ranks over the headline metrics shown "
                            "(rank 1 = best by the metric's direction: closest to the ideal value, or "
                            "lowest/highest; tied values share the mean rank)"}
+
+
+def ranked_names(rep: dict) -> list[str]:
+    """The S of a report, best first when there are several (the report's ranking), else as given."""
+    names = list(rep["synthetic"])
+    order = (rep.get("ranking") or {}).get("order") or []
+    return list(order) if len(names) > 1 and sorted(order) == sorted(names) else names
