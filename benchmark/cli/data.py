@@ -45,7 +45,7 @@ def _load(args) -> int:
         n_cat = sum(k == "categorical" for k in kinds.values())
         print(f"{name}: {len(df):,} rows x {df.shape[1]} columns "
               f"({n_cat} categorical, {len(kinds) - n_cat} numeric) in {secs:.2f} s")
-        found = identifier_columns(df, schema.kinds)
+        found = identifier_columns(df, schema.kinds, schema.dates)
         if found:
             print(f"{name}: WARNING " + identifier_text(found, "the table", DATASET_DROP))
         if schema.dates:

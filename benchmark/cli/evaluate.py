@@ -163,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         roles["target"] = args.target
     from holdbench.benchmark.outputs.filereport.diagnostics import identifier_columns, identifier_text
 
-    ids = identifier_text(identifier_columns(train, schema.kinds))
+    ids = identifier_text(identifier_columns(train, schema.kinds, schema.dates))
     if ids:
         print(f"[holdbench] {ids}", file=sys.stderr, flush=True)
     for family in families:

@@ -72,13 +72,12 @@ class Plan:
         return self.layout.config_dir / PENDING / name
 
 
-def _warn_identifiers(dataset: str, table) -> None:
-    """Say on the terminal which columns of a dataset's table look like record identifiers (a warning: the run
-    goes on; the dataset config's `drop` leaves them out)."""
+def _warn_identifiers(dataset: str, table, schema) -> None:
+    """Say on the terminal which columns of a dataset's table (with its schema) look like record identifiers (a
+    warning: the run goes on; the dataset config's `drop` leaves them out)."""
     from holdbench.benchmark.outputs.filereport.diagnostics import DATASET_DROP, identifier_columns, identifier_text
-    from holdbench.metrics.evaluate import kinds_from_dtypes
 
-    text = identifier_text(identifier_columns(table, kinds_from_dtypes(table)), "the table", DATASET_DROP)
+    text = identifier_text(identifier_columns(table, schema.kinds, schema.dates), "the table", DATASET_DROP)
     if text:
         print(f"[holdbench] WARNING dataset {dataset}: {text}")
 
@@ -146,10 +145,9 @@ def prepare(config: dict, workflow=None) -> Plan:
         if study.sequential:
             load_sequential(d)  # every check of the subject and event files (file and column named)
         else:
+            schema = dataset_schema(d)
             if study.split == "random":
-                _warn_identifiers(d, load_dataset(d))
-            else:
-                dataset_schema(d)
+                _warn_identifiers(d, load_dataset(d), schema)
     files = snapshots(study, lay)
     old_run = _old_run(lay.run_config)
     todo = repairs(study, lay, files, old_run)

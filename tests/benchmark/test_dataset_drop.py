@@ -64,10 +64,10 @@ def test_load_warns_about_identifier_like_columns_until_they_are_dropped(dataset
 def test_a_run_warns_before_its_jobs(dataset, capsys):
     from holdbench.benchmark.workflow.prepare import _warn_identifiers
 
-    _warn_identifiers("raw", load_dataset(dataset("raw")))
+    _warn_identifiers("raw", load_dataset(dataset("raw")), dataset_schema("raw"))
     assert capsys.readouterr().out.startswith("[holdbench] WARNING dataset raw: Column(s) of the table that look "
                                               "like record identifiers: customer_id")
-    _warn_identifiers("clean", load_dataset(dataset("clean", "drop: [customer_id, row]\n")))
+    _warn_identifiers("clean", load_dataset(dataset("clean", "drop: [customer_id, row]\n")), dataset_schema("clean"))
     assert capsys.readouterr().out == ""
 
 
@@ -152,3 +152,32 @@ def test_evaluate_check_and_report_with_dataset_leave_its_dropped_columns_out(da
     assert main(["evaluate", "--train", held["T"], "--holdout", held["H"], "--synthetic", held["S"],
                  "--metrics", "demo"]) == 2
     assert "customer_id" in capsys.readouterr().err
+
+
+def test_a_column_of_distinct_dates_is_no_identifier(tmp_path, monkeypatch, capsys):
+    """One date per record (whole days since 1970-01-01, all distinct) is a number a generator models: `load`,
+    a run's preparation and the file report do not call it an identifier; the record number beside it is."""
+    from holdbench.benchmark.outputs.filereport.inputs import read_flat
+    from holdbench.benchmark.workflow.prepare import _warn_identifiers
+
+    monkeypatch.setenv("HOLDBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    conf = make_conf(tmp_path)
+    monkeypatch.setenv("HOLDBENCH_CONF_DIR", str(conf))
+    rng = np.random.default_rng(3)
+    n = 200
+    frame = pd.DataFrame({"row": np.arange(n), "signup": pd.date_range("2020-01-01", periods=n).astype(str),
+                          "age": rng.integers(18, 80, n)})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    (conf / "dataset" / "dated.yaml").write_text(f"source: file\npath: {tmp_path / 't.csv'}\n")
+    assert dataset_schema("dated").dates == ("signup",)
+    assert main(["load", "dated"]) == 0
+    out = capsys.readouterr().out
+    assert "record identifiers: row (200 distinct of 200 values)." in out and "signup (" not in out
+    _warn_identifiers("dated", load_dataset("dated"), dataset_schema("dated"))
+    assert "signup (" not in capsys.readouterr().out
+    half = {"T": frame.iloc[:100], "H": frame.iloc[100:]}
+    for name, part in half.items():
+        part.to_csv(tmp_path / f"{name}.csv", index=False)
+    got = read_flat(str(tmp_path / "T.csv"), str(tmp_path / "H.csv"), {"S": str(tmp_path / "H.csv")},
+                    dataset=None, target=None)
+    assert got.datetimes == ["signup"] and [c["column"] for c in got.identifiers] == ["row"]

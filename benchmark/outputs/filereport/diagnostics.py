@@ -4,6 +4,8 @@ copies of T's records and column types that changed on reading. Counts, not metr
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import pandas as pd
 
@@ -36,13 +38,18 @@ IDENTIFIER_SHARE = 0.9
 IDENTIFIER_MIN_ROWS = 50
 
 
-def identifier_columns(train: pd.DataFrame, kinds: dict[str, str]) -> list[dict]:
+def identifier_columns(train: pd.DataFrame, kinds: dict[str, str], dates: Iterable[str] = ()) -> list[dict]:
     """T's columns that look like record identifiers: a categorical column whose distinct values are at least
-    IDENTIFIER_SHARE of its non-missing values, or a numeric one of whole numbers all distinct (e.g. 1..n).
-    Such a column has no distribution a generator could learn; every measure of it says nothing and it
-    blurs the distances. Each: column, kind, distinct, values (non-missing), in T's column order."""
+    IDENTIFIER_SHARE of its non-missing values, or a numeric one of whole numbers all distinct (e.g. 1..n),
+    except a column of dates (`dates`: days since 1970-01-01, whole for dates without a time; one date per
+    record, e.g. an event's day, is a number a generator models, not a label). Such a column has no
+    distribution a generator could learn; every measure of it says nothing and it blurs the distances. Each:
+    column, kind, distinct, values (non-missing), in T's column order."""
     out = []
+    dates = {str(c) for c in dates}
     for col in train.columns:
+        if str(col) in dates:
+            continue
         x = train[col].dropna()
         if len(x) < IDENTIFIER_MIN_ROWS:
             continue

@@ -178,4 +178,5 @@ def read_flat(train: str, holdout: str, synthetic: dict[str, str], *, dataset: s
     from holdbench.benchmark.outputs.filereport.diagnostics import identifier_columns
 
     return Inputs(t, h, out, {"train": train, "holdout": holdout, **synthetic}, dict(schema.kinds), roles,
-                  raw_dtypes, read_notes, list(notes["datetimes"]), identifier_columns(t, dict(schema.kinds)))
+                  raw_dtypes, read_notes, list(notes["datetimes"]),
+                  identifier_columns(t, dict(schema.kinds), notes["datetimes"]))
