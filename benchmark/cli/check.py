@@ -26,6 +26,7 @@ from holdbench.benchmark.cli._pairs import (
     pair_files,
     pair_mode,
 )
+from holdbench.benchmark.cli.evaluate import add_drop_argument
 from holdbench.benchmark.outputs.results import study_dir, unfinished_cells
 from holdbench.benchmark.layout import canonical
 
@@ -57,6 +58,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                    help="judge the evaluation JSON `holdbench evaluate --out FILE` wrote, without computing again")
     p.add_argument("--skip", action="append", default=[], metavar="FAMILY",
                    help="file mode: leave out a metric family of the config (repeatable)")
+    add_drop_argument(p)
     p.set_defaults(func=run)
     return p
 
@@ -178,7 +180,11 @@ def _file_results(args: argparse.Namespace, gates):
         return _one_cell(args.dataset, Path(args.synthetic_events), res, specs, "sequential")
     from holdbench.contracts.dates import dates_to_days, datetime_columns
 
+    from holdbench.benchmark.cli.evaluate import check_drop, drop_columns
+
     train, holdout, synthetic = (read_table(p) for p in (args.train, args.holdout, args.synthetic))
+    check_drop(args.drop, [str(c) for c in train.columns], args.train)
+    train, holdout, synthetic = (drop_columns(f, args.drop) for f in (train, holdout, synthetic))
     roles: dict = {}
     schema = None
     if args.dataset:
@@ -211,7 +217,7 @@ def _run_from_json(args: argparse.Namespace) -> int:
     from holdbench.benchmark.outputs.gates import DEFAULT_GATES, load_gates
     from holdbench.metrics.registry import specs_of
 
-    other = [o for o in ("study", "train", "holdout", "synthetic", "cell") if getattr(args, o, None)]
+    other = [o for o in ("study", "train", "holdout", "synthetic", "cell", "drop") if getattr(args, o, None)]
     if other or pair_mode(args):
         raise ValueError(f"--from-json judges a saved evaluation; it takes no {', '.join(other) or 'pair options'}")
     metrics, artifacts = read_evaluation(args.from_json, None)
@@ -273,6 +279,9 @@ def run(args: argparse.Namespace) -> int:
                          "(or the subject + event pairs --train-subjects, --train-events, ...)")
     if file_mode and args.cell:
         raise ValueError("--cell selects cells of a study; it does not apply to --train/--holdout/--synthetic")
+    if args.drop and (not file_mode or pair_mode(args)):
+        raise ValueError("--drop applies to flat files (--train, --holdout, --synthetic); a study's dataset config "
+                         "leaves columns out with `drop:`")
     from holdbench.benchmark.cli.evaluate import check_out
 
     inputs = pair_files(args) if pair_mode(args) else [args.train, args.holdout, args.synthetic]

@@ -66,9 +66,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                         "missing), lenient (coerced where possible, e.g. the text 'True' as true: NOT the "
                         "paper's reading) or strict (an error)")
     p.add_argument("--sep", help="csv field separator (default: detected from the header line)")
-    p.add_argument("--drop", action="append", default=[], metavar="COLUMN",
-                   help="flat tables: leave this column of T out of T, H and S before anything is measured (e.g. a "
-                        "record identifier); repeatable")
+    add_drop_argument(p)
     p.set_defaults(func=run)
     return p
 
@@ -304,6 +302,13 @@ def read_inputs(args: argparse.Namespace):
     notes["holdout_mixed_types"] = holdout.attrs.get(MIXED_ATTR, {})
     notes["holdout_read_as_missing"] = holdout.attrs.get(UNPARSEABLE_ATTR, {})
     return train, holdout, synthetic, schema, notes
+
+
+def add_drop_argument(p: argparse.ArgumentParser) -> None:
+    """--drop COLUMN (repeatable), for the commands that read T, H and S files (evaluate, check, report)."""
+    p.add_argument("--drop", action="append", default=[], metavar="COLUMN",
+                   help="flat tables: leave this column of T out of T, H and every S before anything is measured "
+                        "(e.g. a record identifier); repeatable")
 
 
 def check_drop(drop: list[str], columns: list[str], train: str) -> None:

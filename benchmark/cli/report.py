@@ -16,6 +16,7 @@ import argparse
 import sys
 
 from holdbench.benchmark.cli._pairs import add_pair_arguments, pair_mode
+from holdbench.benchmark.cli.evaluate import add_drop_argument
 from holdbench.contracts.io import TABLE_TYPES
 
 
@@ -58,9 +59,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--values", choices=("pandas", "lenient", "strict"), default="pandas",
                    help="how values of H and S not of T's column type are read (as holdbench evaluate)")
     p.add_argument("--sep", help="csv field separator (default: detected from the header line)")
-    p.add_argument("--drop", action="append", default=[], metavar="COLUMN",
-                   help="flat tables: leave this column of T out of T, H and every S before anything is measured "
-                        "(e.g. a record identifier); repeatable")
+    add_drop_argument(p)
     p.set_defaults(func=run)
     return p
 

@@ -181,3 +181,24 @@ def test_a_column_of_distinct_dates_is_no_identifier(tmp_path, monkeypatch, caps
     got = read_flat(str(tmp_path / "T.csv"), str(tmp_path / "H.csv"), {"S": str(tmp_path / "H.csv")},
                     dataset=None, target=None)
     assert got.datetimes == ["signup"] and [c["column"] for c in got.identifiers] == ["row"]
+
+
+def test_check_on_files_takes_drop_as_evaluate_and_report_do(tmp_path, capsys):
+    """`holdbench check --drop COLUMN` on files holding a record number gives the verdicts of the same files
+    without it; a name T has not, and --drop outside file mode, are usage errors naming what is wrong."""
+    held = _files(tmp_path, {"T": True, "H": True, "S": True})
+    bare = _files(tmp_path, {"T": False, "H": False, "S": False})
+    verdicts = []
+    for files, extra in ((held, ["--drop", "customer_id"]), (bare, [])):
+        out = tmp_path / f"c{len(verdicts)}.csv"
+        main(["check", "--train", files["T"], "--holdout", files["H"], "--synthetic", files["S"], "--metrics", "demo",
+              "--out", str(out), *extra])
+        verdicts.append(pd.read_csv(out).drop(columns=["cell_id", "synthesizer"]))  # S is named by its file
+    pd.testing.assert_frame_equal(*verdicts)
+    assert len(verdicts[0]) >= 4
+    capsys.readouterr()
+    assert main(["check", "--train", held["T"], "--holdout", held["H"], "--synthetic", held["S"], "--metrics", "demo",
+                 "--drop", "custmer_id"]) == 2
+    assert "--drop ['custmer_id']: not a column of T" in capsys.readouterr().err
+    assert main(["check", "demo", "--drop", "customer_id"]) == 2
+    assert "--drop applies to flat files" in capsys.readouterr().err
