@@ -146,8 +146,7 @@ def _file_results(args: argparse.Namespace, gates):
         load_group,
         to_container,
     )
-    from holdbench.contracts.io import read_table
-    from holdbench.metrics.evaluate import evaluate, kinds_from_dtypes
+    from holdbench.metrics.evaluate import evaluate
     from holdbench.metrics.registry import specs_of
 
     sequential = pair_mode(args)
@@ -178,33 +177,18 @@ def _file_results(args: argparse.Namespace, gates):
     if sequential:
         _, res = evaluate_pairs(args, families, cfg)
         return _one_cell(args.dataset, Path(args.synthetic_events), res, specs, "sequential")
-    from holdbench.contracts.dates import dates_to_days, datetime_columns
+    # T, H and S read exactly as `holdbench evaluate` reads them (T's schema or the dataset's, H and S typed by the
+    # harness's output check at pandas' reading, dates as days, --drop and the dataset's `drop` left out), and
+    # evaluated as it evaluates them: `check` on files judges the numbers `evaluate` prints
+    from holdbench.benchmark.cli.evaluate import read_inputs
 
-    from holdbench.benchmark.cli.evaluate import check_drop, drop_columns
-
-    train, holdout, synthetic = (read_table(p) for p in (args.train, args.holdout, args.synthetic))
-    check_drop(args.drop, [str(c) for c in train.columns], args.train)
-    train, holdout, synthetic = (drop_columns(f, args.drop) for f in (train, holdout, synthetic))
-    roles: dict = {}
-    schema = None
-    if args.dataset:
-        from holdbench.benchmark.data.tables import dataset_schema
-
-        schema = dataset_schema(args.dataset)
-        # the dataset config's `drop` leaves its columns out of T, H and S
-        train, holdout, synthetic = (schema.without_dropped(f) for f in (train, holdout, synthetic))
-    # date columns (the dataset's, else T's datetime64 or ISO 8601 text columns) as days since 1970-01-01
-    dates = list(schema.dates) if schema is not None else datetime_columns(train)
-    train, holdout, synthetic = (dates_to_days(frame, dates, f"{who} {path}") for frame, who, path in (
-        (train, "train", args.train), (holdout, "holdout", args.holdout), (synthetic, "synthetic", args.synthetic)))
-    if schema is not None:
-        kinds = schema.kinds
-        roles = {"target": getattr(schema, "target", None), "sensitive": getattr(schema, "sensitive", None),
-                 "quasi_identifiers": tuple(getattr(schema, "quasi_identifiers", ()) or ())}
-    else:
-        kinds = kinds_from_dtypes(train)
-    res = evaluate(train, holdout, synthetic, kinds, families=families, n_jobs=int(cfg.get("n_jobs", 1)),
-                   seed=int(cfg.get("seed", 0)), **roles)
+    train, holdout, synthetic, schema, _ = read_inputs(argparse.Namespace(
+        train=args.train, holdout=args.holdout, synthetic=args.synthetic, holdout_row=False, dataset=args.dataset,
+        values="pandas", sep=None, drop=args.drop))
+    roles = {"target": schema.target, "sensitive": schema.sensitive,
+             "quasi_identifiers": tuple(schema.quasi_identifiers)}
+    res = evaluate(train, holdout, synthetic, schema.kinds, families=families, n_jobs=int(cfg.get("n_jobs", 1)),
+                   seed=int(cfg.get("seed", 0)), on_error="na", **roles)
     return _one_cell(args.dataset, Path(args.synthetic), res, specs, "flat")
 
 

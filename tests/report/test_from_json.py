@@ -40,3 +40,30 @@ def test_check_and_report_reuse_an_evaluation(files, tmp_path, capsys, monkeypat
     assert main(["report", *base, "--synthetic", f"fresh={files['fresh']}", "--from-json", f"fresh={saved}",
                  "--metrics", "demo", "--out", str(tmp_path / "x")]) == 2
     assert f"it evaluates {files['leaky']}" in capsys.readouterr().err
+
+
+def test_check_on_files_judges_the_numbers_evaluate_computes(files, tmp_path, capsys):
+    """`check` on three files reads them as `evaluate` does (text in a numeric column of S read as missing and
+    reported, not a crash) and judges the same numbers: its verdict values equal those of `check --from-json`
+    on evaluate's JSON, gate by gate."""
+    import pandas as pd
+
+    s = pd.read_csv(files["fresh"])
+    numeric = next(c for c in s.columns if pd.api.types.is_numeric_dtype(s[c]) and not pd.api.types.is_bool_dtype(s[c]))
+    s[numeric] = s[numeric].astype(object)
+    s.loc[[1, 4], numeric] = "n/k"
+    path = tmp_path / "S_text.csv"
+    s.to_csv(path, index=False)
+    base = ["--train", str(files["train"]), "--holdout", str(files["holdout"]), "--synthetic", str(path),
+            "--metrics", "demo"]
+    saved = tmp_path / "m.json"
+    assert main(["evaluate", *base, "--out", str(saved)]) == 0
+    assert f"values not of T's column type read as missing: {numeric} 2" in capsys.readouterr().out
+    code_files = main(["check", *base, "--out", str(tmp_path / "files.csv")])
+    code_json = main(["check", "--from-json", str(saved), "--out", str(tmp_path / "json.csv")])
+    assert code_files == code_json
+    cols = ["target", "value", "verdict"]
+    got, want = (pd.read_csv(tmp_path / f"{n}.csv")[cols].sort_values("target").reset_index(drop=True)
+                 for n in ("files", "json"))
+    pd.testing.assert_frame_equal(got, want)
+    assert len(got) >= 4
