@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -282,7 +283,8 @@ def read_inputs(args: argparse.Namespace):
     empty = [str(c) for c in train.columns if train[c].isna().all()]
     if empty:
         raise ValueError(f"train {args.train}: column(s) {empty} are entirely missing; no metric can "
-                         "use them. Drop them from T, H and S (or fill them) and evaluate again")
+                         "use them. Leave them out (--drop " + " ".join(map(shlex.quote, empty)) + ") or fill them, and "
+                         "evaluate again")
     try:
         schema = _schema(args, train, dataset, dates)
         train = schema.coerce(train, f"train {args.train}")
@@ -305,10 +307,11 @@ def read_inputs(args: argparse.Namespace):
 
 
 def add_drop_argument(p: argparse.ArgumentParser) -> None:
-    """--drop COLUMN (repeatable), for the commands that read T, H and S files (evaluate, check, report)."""
-    p.add_argument("--drop", action="append", default=[], metavar="COLUMN",
-                   help="flat tables: leave this column of T out of T, H and every S before anything is measured "
-                        "(e.g. a record identifier); repeatable")
+    """--drop COLUMN [COLUMN ...] (repeatable too), for the commands that read T, H and S files (evaluate, check,
+    report)."""
+    p.add_argument("--drop", nargs="+", action="extend", default=[], metavar="COLUMN",
+                   help="flat tables: leave these columns of T out of T, H and every S before anything is measured "
+                        "(e.g. a record identifier); --drop a b and --drop a --drop b are the same")
 
 
 def check_drop(drop: list[str], columns: list[str], train: str) -> None:

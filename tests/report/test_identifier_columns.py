@@ -111,6 +111,21 @@ def test_drop_leaves_the_column_out_and_the_numbers_equal_files_without_it(files
     assert '<p id="dropped-columns">Left out of T, H and every S (--drop): customer.</p>' in html
 
 
+def test_drop_takes_several_names_at_once_or_one_by_one(files, tmp_path):
+    paths = _with_customer_ids(files, tmp_path / "in")
+    seen = {}
+    for form, extra in (("at once", ["--drop", "customer", "age"]),
+                        ("one by one", ["--drop", "customer", "--drop", "age"])):
+        out = tmp_path / form.replace(" ", "_") / "m.json"
+        assert main(["evaluate", "--train", str(paths["train"]), "--holdout", str(paths["holdout"]), "--synthetic",
+                     str(paths["fresh"]), "--metrics", "demo", "--skip", "attacks", "--out", str(out), *extra]) == 0
+        seen[form] = json.loads(out.read_text(encoding="utf-8"))
+    assert seen["at once"]["dropped"] == seen["one by one"]["dropped"] == ["customer", "age"]
+    numbers = {form: {k: v for k, v in m.items() if isinstance(v, float) and not k.startswith("seconds")}
+               for form, m in seen.items()}
+    assert len(numbers["at once"]) > 20 and numbers["at once"] == numbers["one by one"]
+
+
 @pytest.mark.parametrize("command", ["report", "evaluate"])
 def test_drop_of_a_column_t_has_not_is_refused_naming_it(files, tmp_path, capsys, command):
     argv = [command, "--train", str(files["train"]), "--holdout", str(files["holdout"]), "--synthetic",

@@ -4,6 +4,7 @@ copies of T's records and column types that changed on reading. Counts, not metr
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable
 
 import numpy as np
@@ -68,12 +69,13 @@ def identifier_columns(train: pd.DataFrame, kinds: dict[str, str], dates: Iterab
 DATASET_DROP = "leave it out with `drop: [COLUMN]` in the dataset's config"
 
 
-def identifier_text(found: list[dict], of: str = "T", how: str = "leave it out of T, H and S before judging S "
-                                                                 "(--drop COLUMN)") -> str:
+def identifier_text(found: list[dict], of: str = "T", how: str | None = None) -> str:
     """The report's sentence on identifier-like columns ('' when there are none); `of` names the table, `how`
-    says how to leave such a column out."""
+    says how to leave such a column out (default: the files' `--drop` option with the columns' names)."""
     if not found:
         return ""
+    if how is None:
+        how = f"leave it out of T, H and S before judging S (--drop {' '.join(shlex.quote(str(c['column'])) for c in found)})"
     cols = "; ".join(f"{c['column']} ({c['distinct']:,} distinct of {c['values']:,} values)" for c in found)
     return (f"Column(s) of {of} that look like record identifiers: {cols}. A generator cannot learn such a column "
             f"and its measures say nothing; {how}")
