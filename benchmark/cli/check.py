@@ -2,7 +2,7 @@
 
     holdbench check paper_published                          every cell of a study
     holdbench check paper_published --cell adult/seed0/ctgan  one cell (repeatable)
-    holdbench check --train T.csv --holdout H.csv --synthetic S.csv
+    holdbench check --train T.csv --holdout H.csv --synthetic S.csv [b=S2.parquet DIR ...]
     ... --gates conf/gates/release.yaml  (or a name under conf/gates/; default: default)
 
 Exit status: 0 when no target fails, 1 when one does (with --strict also when a target could
@@ -49,7 +49,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--out", help="write the verdict table to this CSV file")
     p.add_argument("--train", help="training table T (file mode, with --holdout and --synthetic)")
     p.add_argument("--holdout", help="holdout table H (file mode)")
-    p.add_argument("--synthetic", help="synthetic table S (file mode)")
+    p.add_argument("--synthetic", nargs="+", default=[], metavar="[NAME=]FILE",
+                   help="file mode: one or more synthetic tables S, or folders of them (each table file in it), each "
+                        "judged as a cell named after its file (or NAME); exit 1 when any fails")
     p.add_argument("--dataset", help="file mode: column kinds and roles from this dataset's config")
     p.add_argument("--metrics", help="file mode: metrics config conf/metrics/<name>.yaml (default: default; "
                                      "sequential for subject + event pairs)")
@@ -176,20 +178,44 @@ def _file_results(args: argparse.Namespace, gates):
     check_metrics(gates, specs)  # a misspelt metric fails before the (slow) evaluation
     if sequential:
         _, res = evaluate_pairs(args, families, cfg)
-        return _one_cell(args.dataset, Path(args.synthetic_events), res, specs, "sequential")
-    # T, H and S read exactly as `holdbench evaluate` reads them (T's schema or the dataset's, H and S typed by the
-    # harness's output check at pandas' reading, dates as days, --drop and the dataset's `drop` left out), and
-    # evaluated as it evaluates them: `check` on files judges the numbers `evaluate` prints
+        path = Path(args.synthetic_events)
+        return _file_cells(args.dataset, {path.name: (path, res)}, specs, "sequential")
+    # T, H and each S read exactly as `holdbench evaluate` reads them (T's schema or the dataset's, H and S typed by
+    # the harness's output check at pandas' reading, dates as days, --drop and the dataset's `drop` left out), and
+    # evaluated as it evaluates them: `check` on files judges the numbers `evaluate` prints for each S
     from holdbench.benchmark.cli.evaluate import read_inputs
 
-    train, holdout, synthetic, schema, _ = read_inputs(argparse.Namespace(
-        train=args.train, holdout=args.holdout, synthetic=args.synthetic, holdout_row=False, dataset=args.dataset,
-        values="pandas", sep=None, drop=args.drop))
-    roles = {"target": schema.target, "sensitive": schema.sensitive,
-             "quasi_identifiers": tuple(schema.quasi_identifiers)}
-    res = evaluate(train, holdout, synthetic, schema.kinds, families=families, n_jobs=int(cfg.get("n_jobs", 1)),
-                   seed=int(cfg.get("seed", 0)), on_error="na", **roles)
-    return _one_cell(args.dataset, Path(args.synthetic), res, specs, "flat")
+    cells, files = {}, synthetic_files(args.synthetic)
+    for name, path in files.items():
+        if len(files) > 1:
+            print(f"[holdbench] S {name} ({path})", file=sys.stderr)
+        train, holdout, synthetic, schema, _ = read_inputs(argparse.Namespace(
+            train=args.train, holdout=args.holdout, synthetic=path, holdout_row=False, dataset=args.dataset,
+            values="pandas", sep=None, drop=args.drop))
+        roles = {"target": schema.target, "sensitive": schema.sensitive,
+                 "quasi_identifiers": tuple(schema.quasi_identifiers)}
+        cells[name] = (Path(path), evaluate(train, holdout, synthetic, schema.kinds, families=families,
+                                            n_jobs=int(cfg.get("n_jobs", 1)), seed=int(cfg.get("seed", 0)),
+                                            on_error="na", **roles))
+    return _file_cells(args.dataset, cells, specs, "flat")
+
+
+def synthetic_files(items: list[str]) -> dict[str, str]:
+    """{cell name: path} of the --synthetic items: `NAME=PATH` is named NAME, a file after its file name (as the
+    cells of `--from-json` and of one file always were), a folder's table files after theirs."""
+    from holdbench.benchmark.cli._names import split_name
+    from holdbench.benchmark.outputs.filereport.inputs import named_paths
+
+    out: dict[str, str] = {}
+    for item in items:
+        named = split_name(item)[0] is not None
+        for name, path in named_paths([item]).items():
+            key = name if named else Path(path).name
+            if key in out:
+                raise ValueError(f"--synthetic: two files are named {key!r} ({out[key]} and {path}); name them "
+                                 "apart with NAME=PATH")
+            out[key] = path
+    return out
 
 
 def _run_from_json(args: argparse.Namespace) -> int:
@@ -218,16 +244,17 @@ def _run_from_json(args: argparse.Namespace) -> int:
     return _judge(args, results, gates, [])
 
 
-def _one_cell(dataset: str | None, synthetic: Path, res, specs: list, kind: str):
-    """A one-cell StudyResults of an evaluation of files (named after the synthetic file)."""
+def _file_cells(dataset: str | None, evaluations: dict[str, tuple[Path, object]], specs: list, kind: str):
+    """A StudyResults of evaluations of files, one cell per S ({name: (its path, its evaluation)})."""
     from holdbench.benchmark.layout import StudyLayout
     from holdbench.benchmark.outputs.results import Cell, StudyResults, cells_table
 
-    name = synthetic.name
-    cell = Cell("files", dataset or "files", name, 0, synthetic.parent,
-                {"status": "ok", "reason": "", "holdout_rule": False}, res.to_dict(), res.artifacts())
-    study = {"name": "files", "datasets": [cell.dataset], "synthesizers": [name], "seeds": [0], "kind": kind}
-    return StudyResults(StudyLayout(Path(".")), study, [cell], cells_table([cell]), specs)
+    cells = [Cell("files", dataset or "files", name, 0, path.parent,
+                  {"status": "ok", "reason": "", "holdout_rule": False}, res.to_dict(), res.artifacts())
+             for name, (path, res) in evaluations.items()]
+    study = {"name": "files", "datasets": [dataset or "files"], "synthesizers": list(evaluations), "seeds": [0],
+             "kind": kind}
+    return StudyResults(StudyLayout(Path(".")), study, cells, cells_table(cells), specs)
 
 
 def value_text(value: float, signed: bool) -> str:
@@ -268,7 +295,7 @@ def run(args: argparse.Namespace) -> int:
                          "leaves columns out with `drop:`")
     from holdbench.benchmark.cli.evaluate import check_out
 
-    inputs = pair_files(args) if pair_mode(args) else [args.train, args.holdout, args.synthetic]
+    inputs = pair_files(args) if pair_mode(args) else [args.train, args.holdout, *args.synthetic]
     check_out(args.out, [p for p in inputs if p], what="CSV file")
     unfinished: list[str] = []
     if file_mode:

@@ -248,3 +248,45 @@ def test_check_on_three_files(tmp_path, capsys):
     assert main([*base, "--synthetic", str(tmp_path / "copy.csv"), *skip]) == 1
     out = capsys.readouterr().out
     assert "files/seed0/copy.csv" in out and "FAIL" in out
+
+
+def test_check_on_several_synthetic_files_judges_each_as_alone(tmp_path, capsys):
+    """--synthetic S1 S2 (or a folder, or NAME=PATH): one cell per S, each with the verdict rows it gets when
+    checked alone; exit 1 when any fails."""
+    rng = np.random.default_rng(4)
+
+    def table(n):
+        return pd.DataFrame({"a": rng.choice(list("abcdefgh"), n), "b": rng.choice(list("xyzw"), n),
+                             "c": rng.integers(0, 12, n)})
+
+    train, holdout, fresh = table(150), table(150), table(150)
+    folder = tmp_path / "candidates"
+    folder.mkdir()
+    for path, df in ((tmp_path / "T.csv", train), (tmp_path / "H.csv", holdout), (folder / "fresh.csv", fresh),
+                     (folder / "copy.csv", train)):
+        df.to_csv(path, index=False)
+    gates = _write(tmp_path, "targets:\n  dcr: {test: dcr}\n  share: {metric: dcr_share, use: ci_low, max: 0.5}\n")
+    base = ["check", "--train", str(tmp_path / "T.csv"), "--holdout", str(tmp_path / "H.csv"), "--gates", str(gates),
+            "--metrics", "demo", "--skip", "legal", "--skip", "disclosure", "--skip", "attacks", "--skip", "panel"]
+    cols = ["synthesizer", "target", "value", "verdict"]
+    alone = []
+    for name in ("copy", "fresh"):
+        assert main([*base, "--synthetic", str(folder / f"{name}.csv"), "--out", str(tmp_path / f"{name}.csv")]) \
+            == (1 if name == "copy" else 0)
+        alone.append(pd.read_csv(tmp_path / f"{name}.csv")[cols])
+    alone = pd.concat(alone, ignore_index=True)
+    assert set(alone.loc[alone["synthesizer"] == "copy.csv", "verdict"]) == {"FAIL"}
+    assert set(alone.loc[alone["synthesizer"] == "fresh.csv", "verdict"]) == {"pass"}
+    capsys.readouterr()
+    # a folder: its files in name order, named after their files; the same rows as each alone
+    assert main([*base, "--synthetic", str(folder), "--out", str(tmp_path / "all.csv")]) == 1
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "all.csv")[cols], alone)
+    assert "2 cell(s): 1 pass, 1 FAIL" in capsys.readouterr().out
+    # NAME=PATH and plain files side by side; only passing files: exit 0
+    assert main([*base, "--synthetic", f"good={folder / 'fresh.csv'}", str(folder / "fresh.csv"),
+                 "--out", str(tmp_path / "named.csv")]) == 0
+    named = pd.read_csv(tmp_path / "named.csv")
+    assert list(dict.fromkeys(named["synthesizer"])) == ["good", "fresh.csv"]
+    # two files of one name are refused before anything is computed
+    assert main([*base, "--synthetic", str(folder / "fresh.csv"), f"fresh.csv={folder / 'copy.csv'}"]) == 2
+    assert "two files are named 'fresh.csv'" in capsys.readouterr().err
