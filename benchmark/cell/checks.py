@@ -36,6 +36,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import logging
+import re
 
 import numpy as np
 import pandas as pd
@@ -102,7 +103,8 @@ def check_output(
     if empty:
         kinds = {c.name: c.kind for c in schema.columns}
         unreadable = [f"{c}: none of its {unparseable[c]:,} values reads as {kinds[c]} (e.g. "
-                      f"{df[c].dropna().iloc[0]!r})" for c in empty if c in unparseable]
+                      f"{df[c].dropna().iloc[0]!r}{_comma_hint(df[c].dropna().iloc[0], kinds[c])})"
+                      for c in empty if c in unparseable]
         raise SynthesizerOutputError(f"{who}: column(s) {empty} are entirely missing in all {len(out)} rows"
                                      + (f" after reading unreadable values as missing ({'; '.join(unreadable)})"
                                         if unreadable else ""))
@@ -279,6 +281,17 @@ def _unreadable(s: pd.Series, col: Column, schema: Schema) -> pd.Series:
         except (SchemaError, TypeError, ValueError):
             rejected.add(value)
     return s.isin(rejected) & s.notna()
+
+
+_DECIMAL_COMMA = re.compile(r"^\s*[-+]?(\d{1,3}(\.\d{3})+|\d+),\d+\s*$")
+
+
+def _comma_hint(value, kind: str) -> str:
+    """'; a decimal comma? ...' when a numeric column's unreadable value is a number written with a decimal
+    comma (`1,5`, `-1.234,5`), else ''."""
+    if kind != "numeric" or not isinstance(value, str) or not _DECIMAL_COMMA.match(value):
+        return ""
+    return "; a decimal comma? numbers are read with '.' as the decimal mark: write the file that way"
 
 
 def _examples(s: pd.Series, mask: pd.Series) -> list[str]:

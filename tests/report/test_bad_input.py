@@ -160,3 +160,27 @@ def test_a_numeric_column_of_which_no_value_reads_as_a_number_is_named_with_an_e
     assert "column(s) ['age'] are entirely missing in all 400 rows after reading unreadable values as missing" in err
     assert f"age: none of its 400 values reads as numeric (e.g. '{s['age'][0]}')" in err
     assert not (out / "report.html").exists()
+
+
+def test_numbers_written_with_a_decimal_comma_are_named_as_such(files, tmp_path, capsys):
+    s = pd.read_csv(files["fresh"])
+    s["hours"] = [f"{v:.1f}".replace(".", ",") for v in s["hours"].astype(float)]
+    bad = tmp_path / "decimal_comma.csv"
+    s.to_csv(bad, index=False, sep=";")
+    out = tmp_path / "out"
+    assert _run(files, out, bad) == 2
+    err = capsys.readouterr().err
+    assert f"hours: none of its 400 values reads as numeric (e.g. '{s['hours'][0]}'; a decimal comma? numbers are " \
+           "read with '.' as the decimal mark: write the file that way)" in err
+    # text that is no number gets no such hint
+    other = _hint_of(files, tmp_path, capsys)
+    assert "hours: none of its 400 values reads as numeric (e.g. 'n/a yet')" in other and "decimal" not in other
+
+
+def _hint_of(files, tmp_path, capsys) -> str:
+    s = pd.read_csv(files["fresh"])
+    s["hours"] = "n/a yet"
+    bad = tmp_path / "text.csv"
+    s.to_csv(bad, index=False)
+    assert _run(files, tmp_path / "out2", bad) == 2
+    return capsys.readouterr().err
