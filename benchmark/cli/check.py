@@ -56,8 +56,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--metrics", help="file mode: metrics config conf/metrics/<name>.yaml (default: default; "
                                      "sequential for subject + event pairs)")
     add_pair_arguments(p)
-    p.add_argument("--from-json", metavar="FILE",
-                   help="judge the evaluation JSON `holdbench evaluate --out FILE` wrote, without computing again")
+    p.add_argument("--from-json", nargs="+", default=[], metavar="FILE",
+                   help="judge the evaluation JSON(s) `holdbench evaluate --out FILE` wrote, without computing "
+                        "again; one cell per file, named after its S")
     p.add_argument("--skip", action="append", default=[], metavar="FAMILY",
                    help="file mode: leave out a metric family of the config (repeatable)")
     add_drop_argument(p)
@@ -219,7 +220,8 @@ def synthetic_files(items: list[str]) -> dict[str, str]:
 
 
 def _run_from_json(args: argparse.Namespace) -> int:
-    """`holdbench check --from-json m.json`: the gates on a saved evaluation (its metrics and artifact tables)."""
+    """`holdbench check --from-json m.json [m2.json ...]`: the gates on saved evaluations (their metrics and artifact
+    tables), one cell per file."""
     from holdbench.benchmark.config import build_metric_families, load_group, to_container
     from holdbench.benchmark.outputs.filereport import read_evaluation
     from holdbench.benchmark.outputs.filereport.compute import Evaluation
@@ -230,17 +232,28 @@ def _run_from_json(args: argparse.Namespace) -> int:
     other = [o for o in ("study", "train", "holdout", "synthetic", "cell", "drop") if getattr(args, o, None)]
     if other or pair_mode(args):
         raise ValueError(f"--from-json judges a saved evaluation; it takes no {', '.join(other) or 'pair options'}")
-    metrics, artifacts = read_evaluation(args.from_json, None)
-    sequential = any(str(k).startswith("seq_") for k in metrics)
-    cfg = to_container(load_group("metrics", args.metrics or ("sequential" if sequential else "default")))
-    saved = set(str(metrics.get("families") or "").split(","))
+    evaluations, saved, kinds, datasets, seen = [], set(), set(), set(), {}
+    for path in args.from_json:
+        metrics, artifacts = read_evaluation(path, None)
+        kinds.add("sequential" if any(str(k).startswith("seq_") for k in metrics) else "flat")
+        saved |= set(str(metrics.get("families") or "").split(","))
+        datasets.add(metrics.get("dataset"))
+        name = Path(str(metrics.get("synthetic") or metrics.get("synthetic_events") or path)).name
+        if name in seen:
+            raise ValueError(f"--from-json: {seen[name]} and {path} are evaluations of two S named {name!r}; "
+                             "check them apart")
+        seen[name] = path
+        evaluations.append(Evaluation(name, metrics, artifacts))
+    if len(kinds) > 1:
+        raise ValueError("--from-json: evaluations of flat tables and of subject + event pairs together; check "
+                         "them apart")
+    kind = kinds.pop()
+    cfg = to_container(load_group("metrics", args.metrics or ("sequential" if kind == "sequential" else "default")))
     families = build_metric_families({**cfg, "families": {k: v for k, v in (cfg.get("families") or {}).items()
                                                           if v is not None and k in saved}})
     specs = [sp for f in families for sp in specs_of(f.result_type)]
-    gates = load_gates(args.gates or DEFAULT_GATES["sequential" if sequential else "flat"])
-    name = Path(str(metrics.get("synthetic") or metrics.get("synthetic_events") or args.from_json)).name
-    results = file_results([Evaluation(name, metrics, artifacts)], specs, "sequential" if sequential else "flat",
-                           metrics.get("dataset"))
+    gates = load_gates(args.gates or DEFAULT_GATES[kind])
+    results = file_results(evaluations, specs, kind, datasets.pop() if len(datasets) == 1 else None)
     return _judge(args, results, gates, [])
 
 

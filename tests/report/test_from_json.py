@@ -67,3 +67,27 @@ def test_check_on_files_judges_the_numbers_evaluate_computes(files, tmp_path, ca
                  for n in ("files", "json"))
     pd.testing.assert_frame_equal(got, want)
     assert len(got) >= 4
+
+
+def test_check_from_several_jsons_equals_check_on_the_files(files, tmp_path, capsys):
+    """`check --from-json a.json b.json`: one cell per saved evaluation, named after its S, with the rows `check
+    --synthetic a b` computes; two evaluations of S of one name are refused."""
+    import pandas as pd
+
+    base = ["--train", str(files["train"]), "--holdout", str(files["holdout"]), "--metrics", "demo"]
+    saved = {}
+    for role in ("fresh", "leaky"):
+        saved[role] = tmp_path / f"{role}.json"
+        assert main(["evaluate", *base, "--synthetic", str(files[role]), "--out", str(saved[role])]) == 0
+    assert main(["check", *base, "--synthetic", str(files["fresh"]), str(files["leaky"]),
+                 "--out", str(tmp_path / "files.csv")]) == 1
+    assert main(["check", "--from-json", str(saved["fresh"]), str(saved["leaky"]),
+                 "--out", str(tmp_path / "json.csv")]) == 1
+    cols = ["synthesizer", "target", "value", "verdict"]
+    got, want = (pd.read_csv(tmp_path / f"{n}.csv")[cols] for n in ("json", "files"))
+    pd.testing.assert_frame_equal(got, want)
+    assert list(dict.fromkeys(got["synthesizer"])) == [files["fresh"].name, files["leaky"].name]
+    assert set(got.loc[got["synthesizer"] == files["leaky"].name, "verdict"]) & {"FAIL"}
+    capsys.readouterr()
+    assert main(["check", "--from-json", str(saved["fresh"]), str(saved["fresh"])]) == 2
+    assert f"are evaluations of two S named '{files['fresh'].name}'" in capsys.readouterr().err
