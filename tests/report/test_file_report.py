@@ -44,6 +44,11 @@ def test_ranking_puts_the_leaky_copy_last_and_says_how(report):
     overview = html.split('<table id="tbl-verdict-overview"')[1].split("</table>")[0]
     assert re.findall(r'<a href="#verdict-s\d">([^<]+)</a>', overview) == order
     assert html.index("tbl-verdict-overview") < html.index('id="verdict-s0"') < html.index('id="headline"')
+    # what each S fails on, in words: the copy of T its privacy (every failed gate of it is a privacy one), a pass
+    # nothing
+    assert leak["failed_groups"] == ["privacy"] and rep["synthetic"]["fresh"]["verdict"]["failed_groups"] == []
+    assert "<th>fails on</th>" in overview and "privacy (S nearer to T than H is)" in overview
+    assert "| fails on |" in summary and "| privacy (S nearer to T than H is) |" in summary
     # the copy of T has the best F ratios... of 0 distance, but it fails the gates: never "best" without saying so
     f2 = next(r for r in rep["ranking"]["rows"] if r["metric"] == "F2_ratio")
     for row in rep["ranking"]["rows"]:

@@ -91,3 +91,15 @@ def test_the_ranking_says_when_no_candidate_may_be_released(verdicts, words):
     assert caveat.startswith(words) if words else caveat == ""
     if words:
         assert "none is fit to release under these gates" in caveat
+
+
+def test_a_gate_guards_its_metric_group_and_a_distribution_test_privacy():
+    from holdbench.benchmark.outputs.filereport.verdicts import failed_groups_text, gate_group
+
+    assert gate_group(DCR_TEST) == "privacy"
+    assert gate_group(SHARE_LOW, SPEC["dcr_share"]) == "privacy"
+    assert gate_group(ACCURACY, SPEC["F3_ratio"]) == "fidelity"
+    assert gate_group(None) is None
+    assert failed_groups_text({"failed_groups": ["fidelity", "privacy"]}) == \
+        "fidelity (S less like T than H is); privacy (S nearer to T than H is)"
+    assert failed_groups_text({"failed_groups": []}) == ""

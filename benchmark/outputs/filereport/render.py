@@ -104,7 +104,13 @@ def summary_md(rep: dict) -> str:
     """summary.md: the verdict, the gates in words and the ranking, as Markdown (cells formula-neutral)."""
     from holdbench.benchmark.outputs.filereport.html import neutral
     from holdbench.benchmark.outputs.filereport.diagnostics import identifier_text
-    from holdbench.benchmark.outputs.filereport.verdicts import WORST_LABEL, ranked_names, ranking_caveat, worst_text
+    from holdbench.benchmark.outputs.filereport.verdicts import (
+        WORST_LABEL,
+        failed_groups_text,
+        ranked_names,
+        ranking_caveat,
+        worst_text,
+    )
 
     def cell(x) -> str:
         return neutral(x).replace("|", "\\|").replace("\n", " ")
@@ -115,8 +121,8 @@ def summary_md(rep: dict) -> str:
     lines = ["# Synthetic data report", "",
              (f"T `{cell(rep['settings']['train'])}` ({rep['n_train']:,} {unit}), H `{cell(rep['settings']['holdout'])}` "
               f"({rep['n_holdout']:,} {unit}); gates `{cell(rep['gates']['source'])}`."), "",
-             ("| rank " if ranked else "") + f"| S | verdict | failed gates | {WORST_LABEL} |",
-             ("| --- " if ranked else "") + "| --- | --- | --- | --- |"]
+             ("| rank " if ranked else "") + f"| S | verdict | failed gates | fails on | {WORST_LABEL} |",
+             ("| --- " if ranked else "") + "| --- | --- | --- | --- | --- |"]
     ids = identifier_text(rep.get("identifier_columns") or [])
     if ids:
         lines[4:4] = [f"**{cell(ids)}.**", ""]
@@ -124,7 +130,8 @@ def summary_md(rep: dict) -> str:
         v = rep["synthetic"][n]["verdict"]
         unjudged = v.get("not_judged")
         failed = (', '.join(v['failed']) or 'none') + (f"; not judged (n/a): {', '.join(unjudged)}" if unjudged else "")
-        lines.append((f"| {i + 1} " if ranked else "") + f"| {cell(n)} | {v['verdict']} | {cell(failed)} | {worst_text(v)} |")
+        lines.append((f"| {i + 1} " if ranked else "") + f"| {cell(n)} | {v['verdict']} | {cell(failed)} | "
+                     f"{cell(failed_groups_text(v) or 'none')} | {worst_text(v)} |")
     if ranked:
         lines += ["", "Ranked as the section *Headline metrics* below says."]
     for n in names:

@@ -7,7 +7,13 @@ import numpy as np
 
 import holdbench.benchmark.outputs.filereport.figures as figures  # noqa: PLR0402 - by module path: no import circle
 from holdbench.benchmark.outputs.filereport.html import badge, esc, figure, means, num, pct, table, verdict_html
-from holdbench.benchmark.outputs.filereport.verdicts import WORST_LABEL, ranked_names, ranking_caveat, worst_text
+from holdbench.benchmark.outputs.filereport.verdicts import (
+    WORST_LABEL,
+    failed_groups_text,
+    ranked_names,
+    ranking_caveat,
+    worst_text,
+)
 
 
 def verdict(rep: dict, specs: list) -> str:
@@ -25,9 +31,10 @@ def verdict(rep: dict, specs: list) -> str:
             j = rep["synthetic"][name]["verdict"]
             overview.append([str(rank), f'<a href="#verdict-s{names.index(name)}">{esc(name)}</a>',
                              verdict_html(j["verdict"]), esc(", ".join(j["failed"]) or "none"),
+                             esc(failed_groups_text(j) or "none"),
                              esc(", ".join(j.get("not_judged") or []) or "none"), worst_text(j, "×")])
-        out.append(table(["rank", "S", "verdict", "gates failed", "gates not judged (n/a)", WORST_LABEL], overview,
-                         "tbl-verdict-overview", {0}))
+        out.append(table(["rank", "S", "verdict", "gates failed", "fails on", "gates not judged (n/a)", WORST_LABEL],
+                         overview, "tbl-verdict-overview", {0}))
         caveat = ranking_caveat(rep)
         if caveat:
             out.append(f'<p id="verdict-caveat"><b>{esc(caveat)}.</b></p>')

@@ -45,6 +45,7 @@ def judge(evaluations: list, specs: list, gates, kind: str = "flat") -> dict:
             value = _num(r["value"])
             spec = known.get(target.metric) if target is not None and target.metric else None
             rows.append({"gate": r["target"], "tests": verdict_name(target, specs) if target else r["target"],
+                         "group": gate_group(target, spec),
                          "value": value, "threshold": r["threshold"], "pvalue": _num(r["pvalue"]),
                          "verdict": r["verdict"], "why": r["why"], "excess": _finite(gate_excess(target, value, spec))})
         v = sub["verdict"]
@@ -53,8 +54,28 @@ def judge(evaluations: list, specs: list, gates, kind: str = "flat") -> dict:
         worst = None if not excess or None in excess else max(excess)
         out[ev.name] = {"verdict": FAIL if (v == FAIL).any() else PASS if (v == PASS).any() else NA,
                         "failed": [r["gate"] for r in failed], "worst": worst, "rows": rows,
+                        "failed_groups": list(dict.fromkeys(r["group"] for r in failed if r["group"])),
                         "not_judged": [r["gate"] for r in rows if r["verdict"] == NA]}
     return out
+
+
+def gate_group(target, spec=None) -> str | None:
+    """What a gate guards, in the registry's groups: a distribution test (S's distances to T against H's)
+    guards privacy; a metric bound, its metric's group (F3_ratio: fidelity); None for a row of no gate."""
+    if target is None:
+        return None
+    if target.test is not None:
+        return "privacy"
+    return spec.group if spec is not None else None
+
+
+#: what an S failing gates of a group is, in words (the report's overview)
+GROUP_WORDS = {"fidelity": "fidelity (S less like T than H is)", "privacy": "privacy (S nearer to T than H is)"}
+
+
+def failed_groups_text(verdict: dict) -> str:
+    """The groups of the gates an S fails, in words ('' when none fails)."""
+    return "; ".join(GROUP_WORDS.get(g, g) for g in verdict.get("failed_groups") or [])
 
 
 #: the label of each S's `worst` in the report's headline table and summary.md
