@@ -526,13 +526,20 @@ def judge_cell(cell, gates: Gates, specs: list) -> list[dict]:
                      "the holdout reference row (S = H), the yardstick") for t in gates.targets]
     by_name = metric_names(specs)
     rows = [_judge_test(cell, t) if t.test else _judge_metric(cell, t, by_name) for t in gates.targets]
-    named = {t.name for t in gates.targets}
+    audit = audit_row(cell, by_name, {t.name for t in gates.targets})
+    return rows + ([audit] if audit else [])
+
+
+def audit_row(cell, by_name: dict, named=frozenset()) -> dict | None:
+    """The audit's own verdict row of an audited cell that the gates file does not judge by name (`named`):
+    AUDIT_TARGET for a DP generator (its ε lower bound against its configured ε), MEMBERSHIP_TARGET for a
+    generator without one; None for a cell without the audit's metrics."""
     if _number_in(cell.metrics, AUDIT_TARGET.metric) and AUDIT_TARGET.name not in named:
-        rows.append(_judge_audit(cell, by_name))
-    elif _number_in(cell.metrics, MEMBERSHIP_TARGET.metric) and cell.metrics.get("audit_epsilon_configured") is None \
+        return _judge_audit(cell, by_name)
+    if _number_in(cell.metrics, MEMBERSHIP_TARGET.metric) and cell.metrics.get("audit_epsilon_configured") is None \
             and MEMBERSHIP_TARGET.name not in named:
-        rows.append(_judge_membership(cell, by_name))
-    return rows
+        return _judge_membership(cell, by_name)
+    return None
 
 
 def _number_in(metrics: dict, name: str) -> bool:

@@ -325,7 +325,11 @@ PROSE = {
         "target and the Bonferroni correction over five targets, the bound cannot prove much even of a generator "
         "that copies records, so read a small bound as too little evidence, not as privacy. *largest provable ε* is "
         "the bound a perfect attack would reach on the same test fits: a DP cell configured above it could leak "
-        "anything without this audit showing it, so its verdict there is untested, not passed. The DP cells ran with "
+        "anything without this audit showing it, so its verdict there is untested, not passed. *audit gate* is the "
+        "verdict `holdbench check` gives the cell on the audit (recomputed from targets.csv's counts): "
+        "`audited_epsilon` for a DP cell (its bound at most its ε; n/a when its ε is at or above the largest provable "
+        "ε), `audited_membership` for a generator without a DP guarantee (its bound must be 0: any bound above 0 is "
+        "a vulnerable record whose membership the attack tells beyond chance). The DP cells ran with "
         "the dataset's categorical levels declared public (its dataset config) and numeric bounds estimated under DP "
         "(their share of ε in each cell's generate.json); online-shoppers' AIM rows and adult's DP rows come from "
         "later runs of those cells alone, merged into the tables (the provenance names every run)."),

@@ -2,14 +2,16 @@
 
     python scripts/bench/audit_tables.py results/audit results/published/audit [--merge] [--fit-times LOG ...]
     python scripts/bench/audit_tables.py results/audit_recheck results/published/audit --recheck
+    python scripts/bench/audit_tables.py --refresh results/published/audit   (the derived columns only)
 
 Writes
 - `epsilon.csv`: per cell, the generator (the class its config named), the configured ε (what the cell
   recorded; empty for a generator without ε), the audited ε lower bound, the largest ε the audit could
   prove at all (the bound of a perfect attack on its test fits: each target's members all called member,
   its non-members none, at the run's confidence over the cell's targets, δ = 0; recomputed for every row
-  from targets.csv's counts), the excess, the per-target attack's largest and mean AUC, and the population
-  MIA panel's best AUC;
+  from targets.csv's counts), the audit gate (the verdict `holdbench check` gives the cell on the audit, judged
+  on the bound and ceiling recomputed from the same counts), the excess, the per-target attack's largest and
+  mean AUC, and the population MIA panel's best AUC;
 - `targets.csv`: per cell and target, its rank, vulnerability score, AUC, TPR at low FPR, ε bound and
   the counts at the threshold (the cell's audit_targets.csv without the masked values);
 - `fit_times.csv` (with --fit-times): the lines scripts/bench/audit_fit_times.py printed, parsed (without
@@ -131,6 +133,66 @@ def with_ceilings(eps: pd.DataFrame, targets: pd.DataFrame, confidence: float,
     return out
 
 
+#: epsilon.csv's column of the audit's own gate per cell, as `holdbench check` judges it ("<gate>: <verdict>")
+VERDICT = "audit gate"
+
+
+def _counts(text: str) -> tuple[int, int]:
+    """'3/20' -> (3, 20)."""
+    k, n = str(text).split("/")
+    return int(k), int(n)
+
+
+def with_verdicts(eps: pd.DataFrame, targets: pd.DataFrame, confidence: float,
+                  bounds: dict[tuple[str, str], dict] | None = None) -> pd.DataFrame:
+    """`eps` (with CEILING) with the column VERDICT after it: per cell, the audit's gate as `holdbench check`
+    judges it (holdbench.benchmark.outputs.gates.audit_row: `audited_epsilon` for a DP cell, n/a when its ε is
+    at or above the largest provable one; `audited_membership` for a generator without ε), on the cell's bound
+    and ceiling recomputed from targets.csv's counts (each target at confidence 1 - (1 - confidence)/n_targets,
+    the δ its config states), as the audit computed them. The recomputed bound must equal the table's audited ε
+    at its two digits (else the counts are not the bound's: SystemExit naming the cell). The holdout reference
+    row, a cell without targets and a one-run cell (`bounds`) get none."""
+    from types import SimpleNamespace
+
+    from holdbench.benchmark.outputs.gates import audit_row, metric_names
+    from holdbench.benchmark.outputs.plots._base import REFERENCE_NAME
+    from holdbench.metrics.audit.bounds import epsilon_lower_bound
+    from holdbench.metrics.audit.game import AuditResult
+    from holdbench.metrics.registry import specs_of
+
+    by_name = metric_names(specs_of(AuditResult))
+    out = eps.drop(columns=[VERDICT], errors="ignore")
+    groups = {tuple(map(str, k)): rows for k, rows in targets.groupby(KEY, sort=False)}
+    col = []
+    for _, r in out.iterrows():
+        key = (str(r["dataset"]), str(r["synthesizer"]))
+        rows = groups.get(key)
+        if rows is None or key[1] == REFERENCE_NAME or ((bounds or {}).get(key) or {}).get("bound") == "one_run":
+            col.append("")
+            continue
+        configured = None if str(r[TABLE_COLUMNS["epsilon"]]) in ("", "nan") else float(r[TABLE_COLUMNS["epsilon"]])
+        delta = float(synthesizer_config(key[1]).get("delta") or 0.0)
+        per_target = per_target_confidence(confidence, len(rows))
+        lower = provable = 0.0
+        for tp_m, fp_n in zip(rows["TP/members"], rows["FP/non-members"], strict=True):
+            (tp, members), (fp, others) = _counts(tp_m), _counts(fp_n)
+            lower = max(lower, epsilon_lower_bound(tp, members - tp, fp, others - fp, per_target, delta).epsilon)
+            provable = max(provable, largest_provable(members, others, per_target, delta))
+        if _fmt(lower, 2) != str(r[TABLE_COLUMNS["audited"]]):
+            raise SystemExit(f"{key[0]}/{key[1]}: targets.csv's counts give an ε bound of {lower:.4f}, the table "
+                             f"says {r[TABLE_COLUMNS['audited']]}")
+        metrics = {"audit_epsilon_lower": lower, "audit_epsilon_provable": provable,
+                   "audit_epsilon_configured": configured, "audit_confidence": confidence, "audit_delta": delta,
+                   "audit_n_targets": len(rows), "audit_n_fits_test": r.get("test fits"),
+                   "audit_epsilon_excess": math.nan if configured is None else lower - configured}
+        cell = SimpleNamespace(cell_id=f"{key[0]}/{key[1]}", dataset=key[0], synthesizer=key[1], seed=0,
+                               metrics=metrics, status={"status": "ok"})
+        row = audit_row(cell, by_name)
+        col.append(f"{row['target']}: {row['verdict']}" if row else "")
+    out.insert(list(out.columns).index(CEILING) + 1, VERDICT, col)
+    return out
+
+
 def _confidence(res) -> float:
     """The audit confidence this run's cells used (one for all of them)."""
     seen = {float(c.metrics["audit_confidence"]) for c in res.cells if c.metrics.get("audit_confidence") is not None}
@@ -148,7 +210,8 @@ def _generator_of(name: str) -> str:
 def merged(new: pd.DataFrame, path: Path, study: dict) -> pd.DataFrame:
     """`new` plus the rows of the committed table at `path` whose cell (dataset, synthesizer) `new` does not
     hold, in the study config's order of datasets and synthesizers (then first seen)."""
-    old = pd.read_csv(path, dtype=str, keep_default_na=False).drop(columns=[CEILING], errors="ignore")  # recomputed
+    old = pd.read_csv(path, dtype=str, keep_default_na=False).drop(columns=[CEILING, VERDICT],
+                                                                      errors="ignore")  # recomputed
     if "synthesizer" in old and TABLE_COLUMNS["generator"] in new and TABLE_COLUMNS["generator"] not in old:
         old.insert(2, TABLE_COLUMNS["generator"], [_generator_of(n) for n in old["synthesizer"]])
     if list(old.columns) != list(new.columns):
@@ -229,6 +292,27 @@ def _shadow_seed(metrics: str | dict) -> int:
     return family(cfg["families"]["audit"]).seed
 
 
+def refresh(out_dir: Path) -> int:
+    """Rewrite the committed epsilon.csv's derived columns (CEILING, VERDICT) from it and targets.csv, at the
+    confidence of the audit study's metrics config; its provenance entry's command says so."""
+    from holdbench.benchmark.workflow.audit import family
+
+    eps, targets = committed_epsilon(out_dir), pd.read_csv(out_dir / "targets.csv", dtype=str, keep_default_na=False)
+    confidence = family(group_config("metrics", group_config("study", "audit")["metrics"])["families"]["audit"]) \
+        .confidence
+    eps = with_verdicts(with_ceilings(eps, targets, confidence), targets, confidence)
+    eps.to_csv(out_dir / "epsilon.csv", index=False)
+    prov_path = out_dir / "provenance.json"
+    doc = json.loads(prov_path.read_text())
+    step = f"python scripts/bench/audit_tables.py --refresh {out_dir}"
+    for t in doc["tables"]:
+        if t["file"] == "epsilon.csv" and step not in t["command"]:
+            t["command"] = f"{t['command']}; {step}"
+    prov_path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    print(f"{out_dir}: epsilon.csv's {CEILING!r} and {VERDICT!r} from its counts ({len(eps)} cells)")
+    return 0
+
+
 def committed_epsilon(out_dir: Path) -> pd.DataFrame:
     """The committed epsilon.csv, as text (what a side-by-side table compares a run with)."""
     return pd.read_csv(out_dir / "epsilon.csv", dtype=str, keep_default_na=False)
@@ -256,8 +340,11 @@ def write_beside(res, table: pd.DataFrame, out_dir: Path, study_dir: Path, flag:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("study_dir", type=Path)
-    ap.add_argument("out_dir", type=Path)
+    ap.add_argument("study_dir", type=Path, nargs="?")
+    ap.add_argument("out_dir", type=Path, nargs="?")
+    ap.add_argument("--refresh", type=Path, metavar="OUT_DIR",
+                    help="recompute only the columns derived from the committed epsilon.csv and targets.csv (the "
+                         "largest provable ε and the audit gate), at the audit study's confidence; no run needed")
     ap.add_argument("--merge", action="store_true",
                     help="keep the committed rows of cells this run does not hold (run export_results.py --merge first)")
     ap.add_argument("--figures", type=Path, help="where the figures go (default: results/img/<study> beside out_dir's "
@@ -269,6 +356,12 @@ def main() -> int:
     ap.add_argument("--fit-times", nargs="*", type=Path, default=[])
     ap.add_argument("--fit-times-command", default="python scripts/bench/audit_fit_times.py --dataset adult")
     a = ap.parse_args()
+    if a.refresh:
+        if a.study_dir or a.out_dir or a.recheck or a.one_run or a.merge or a.fit_times:
+            raise SystemExit("--refresh rewrites the committed tables' derived columns; it takes no other argument")
+        return refresh(a.refresh)
+    if not (a.study_dir and a.out_dir):
+        raise SystemExit("give STUDY_DIR OUT_DIR (a run's tables) or --refresh OUT_DIR")
     res = load_results(a.study_dir)
     eps_rows, target_rows = _rows(res)
     if not eps_rows:
@@ -297,7 +390,7 @@ def main() -> int:
                 raise SystemExit(f"--merge: {a.out_dir / name} does not exist (nothing to merge with)")
         eps = merged(eps, a.out_dir / "epsilon.csv", study)
         targets = merged(targets, a.out_dir / "targets.csv", study)
-    eps = with_ceilings(eps, targets, _confidence(res), bounds)
+    eps = with_verdicts(with_ceilings(eps, targets, _confidence(res), bounds), targets, _confidence(res), bounds)
     prov_path = a.out_dir / "provenance.json"
     doc = json.loads(prov_path.read_text())
     base = next(t for t in doc["tables"] if t["file"] == "leaderboard.csv")

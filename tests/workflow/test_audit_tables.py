@@ -144,3 +144,62 @@ def test_one_run_puts_each_cell_beside_its_per_target_row_with_the_ceiling_it_re
         one_run_table(committed, new.astype(str), {("online-shoppers", "cart"): {"bound": "per_target"}})
     with pytest.raises(SystemExit, match="compare like with like"):
         one_run_table(committed, new.assign(**{"test fits": "120"}).astype(str), bounds)
+
+
+def _targets(dataset: str, synth: str, counts: list[tuple[str, str]]) -> list[dict]:
+    return [{"dataset": dataset, "synthesizer": synth, "rank": r, "TP/members": tp, "FP/non-members": fp}
+            for r, (tp, fp) in enumerate(counts, 1)]
+
+
+def test_the_audit_gate_column_is_check_s_verdict_on_the_bound_from_the_counts():
+    from holdbench.benchmark.outputs.plots.audit import CEILING
+
+    script = runpy.run_path(str(SCRIPT))
+    with_ceilings, with_verdicts, verdict = script["with_ceilings"], script["with_verdicts"], script["VERDICT"]
+    perfect = f"{_perfect(20, 20, 0.95):.2f}"  # one target: its bound at the cell's confidence itself
+    assert perfect == "1.60"
+    eps = pd.DataFrame([_row("d", "cart", "", perfect, "CART"), _row("d", "flip50", "", "0.00", "Flip"),
+                        _row("d", "mst_eps0.1", "0.1", perfect, "MST"), _row("d", "mst_eps1", "1", "0.00", "MST"),
+                        _row("d", "mst_eps10", "10", "0.00", "MST"), _row("d", "holdout", "", "0.00", "Holdout")])
+    targets = pd.DataFrame(
+        _targets("d", "cart", [("20/20", "0/20")]) + _targets("d", "flip50", [("12/20", "8/20")])
+        + _targets("d", "mst_eps0.1", [("20/20", "0/20")]) + _targets("d", "mst_eps1", [("10/20", "10/20")])
+        + _targets("d", "mst_eps10", [("11/20", "9/20")]) + _targets("d", "holdout", [("10/20", "10/20")]))
+    out = with_verdicts(with_ceilings(eps, targets, 0.95), targets, 0.95)
+    assert list(out.columns).index(verdict) == list(out.columns).index(CEILING) + 1
+    assert out[verdict].tolist() == [
+        "audited_membership: FAIL",   # no DP guarantee, a perfect attack on its one target
+        "audited_membership: pass",   # no DP guarantee, 12 of 20 against 8 of 20: no evidence
+        "audited_epsilon: FAIL",      # a bound of 1.60 above its ε 0.1
+        "audited_epsilon: pass",      # a bound of 0 at ε 1
+        "audited_epsilon: n/a",       # ε 10 above what 20 + 20 test fits can prove
+        ""]                           # the holdout reference row is not judged
+    again = with_verdicts(out, targets, 0.95)  # recomputed, not duplicated
+    assert list(again.columns) == list(out.columns) and again[verdict].tolist() == out[verdict].tolist()
+    # a table whose audited ε the counts do not give is refused, naming the cell
+    wrong = eps.assign(**{AUD: ["0.50", "0.00", perfect, "0.00", "0.00", "0.00"]})
+    with pytest.raises(SystemExit, match="d/cart: targets.csv's counts give an ε bound of 1.5"):
+        with_verdicts(with_ceilings(wrong, targets, 0.95), targets, 0.95)
+
+
+def test_the_committed_audit_gate_column_follows_the_gates_rule_on_the_committed_columns():
+    """Every committed cell's verdict, against the rule the gates state, read from the table's own columns: a
+    generator without ε fails when its audited ε is above 0; a DP cell is untested (n/a) when its ε is at or
+    above the largest provable ε, else fails when its audited ε is above its ε; the holdout row has none."""
+    committed = pd.read_csv(SCRIPT.parents[2] / "results" / "published" / "audit" / "epsilon.csv")
+    from holdbench.benchmark.outputs.plots.audit import CEILING
+
+    verdict = runpy.run_path(str(SCRIPT))["VERDICT"]
+    for _, r in committed.iterrows():
+        if r["synthesizer"] == "holdout":
+            expected = None
+        elif pd.isna(r[EPS]):
+            expected = "audited_membership: " + ("FAIL" if r[AUD] > 0 else "pass")
+        elif r[EPS] >= r[CEILING]:
+            expected = "audited_epsilon: n/a"
+        else:
+            expected = "audited_epsilon: " + ("FAIL" if r[AUD] > r[EPS] else "pass")
+        got = None if pd.isna(r[verdict]) else r[verdict]
+        assert got == expected, (r["dataset"], r["synthesizer"])
+    assert (committed[verdict] == "audited_membership: FAIL").sum() >= 1  # the table holds each kind of verdict
+    assert (committed[verdict] == "audited_epsilon: n/a").sum() >= 1
