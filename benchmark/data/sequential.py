@@ -321,7 +321,8 @@ def from_frames(spec: SequentialSpec, subjects: pd.DataFrame | None, events: pd.
         ex = events.loc[ties, [key, *order]].head(2).to_dict("records")
         raise ValueError(f"{efile}: ties in the order: {int(ties.sum())} event rows share their key {key!r} and "
                          f"order column(s) {order} with another row, e.g. {ex}; order by more columns, or by "
-                         "`order: row` when the file's row order is the events' order")
+                         "the file's row order when it is the events' order (`--order row` on the command line, "
+                         "`order: row` in a dataset config)")
     parts = [subjects[[key]].reset_index(drop=True)]
     if spec.has_subjects:
         parts.append(spec.subject_schema.coerce(subjects[spec.subject_columns], sfile))

@@ -92,7 +92,8 @@ def _bad(files, tmp_path, role_part: str, edit) -> str:
      r"bad_holdout_events.csv: order column 'yearID' has 1 missing value\(s\)"),
     ("train_events", lambda e: pd.concat([e, e.head(1).assign(G=0)]),
      (r"bad_train_events.csv: ties in the order: 2 event rows share their key 'playerID' and order column\(s\) "
-      r"\['yearID', 'stint'\]")),
+      r"\['yearID', 'stint'\] with another row, e\.g\. .*; order by more columns, or by the file's row order when "
+      r"it is the events' order \(`--order row` on the command line, `order: row` in a dataset config\)")),
     ("synthetic_subjects", lambda s: s.assign(extra=1),
      (r"synthetic data .*bad_synthetic_subjects.csv .*\(subjects table\): columns differ from dataset 'baseball': "
       r"missing \[\], unexpected \['extra'\]")),
