@@ -614,7 +614,7 @@ FIGURES = {
 
 FIGURE_NOTE = {
     "audit": "Drawn by `scripts/bench/audit_tables.py` from the ε table above: the diagonal is audited = configured "
-             "ε, the dotted line the largest ε the audit could prove, a ring marks a DP point above its ε; each generator without an ε has a slot of its own at the right.",
+             "ε, the dotted line the largest ε the audit could prove, a ring marks a cell that fails the audit gate (a DP point above its ε, a generator without an ε above 0); each generator without an ε has a slot of its own at the right.",
     "paper": "Drawn by `holdbench report paper` from the cells of the run in the first table above (synthpop "
              "skipped there).",
     "frontier": "The first figure of each dataset is drawn by `holdbench report frontier` from the cells of the "

@@ -294,7 +294,8 @@ def _shadow_seed(metrics: str | dict) -> int:
 
 def refresh(out_dir: Path) -> int:
     """Rewrite the committed epsilon.csv's derived columns (CEILING, VERDICT) from it and targets.csv, at the
-    confidence of the audit study's metrics config; its provenance entry's command says so."""
+    confidence of the audit study's metrics config (its provenance entry's command says so), and redraw the
+    figures from it."""
     from holdbench.benchmark.workflow.audit import family
 
     eps, targets = committed_epsilon(out_dir), pd.read_csv(out_dir / "targets.csv", dtype=str, keep_default_na=False)
@@ -309,7 +310,9 @@ def refresh(out_dir: Path) -> int:
         if t["file"] == "epsilon.csv" and step not in t["command"]:
             t["command"] = f"{t['command']}; {step}"
     prov_path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-    print(f"{out_dir}: epsilon.csv's {CEILING!r} and {VERDICT!r} from its counts ({len(eps)} cells)")
+    drawn = draw_figures(out_dir)
+    print(f"{out_dir}: epsilon.csv's {CEILING!r} and {VERDICT!r} from its counts ({len(eps)} cells); figures: "
+          f"{[str(p) for p in drawn if p]}")
     return 0
 
 
@@ -344,7 +347,8 @@ def main() -> int:
     ap.add_argument("out_dir", type=Path, nargs="?")
     ap.add_argument("--refresh", type=Path, metavar="OUT_DIR",
                     help="recompute only the columns derived from the committed epsilon.csv and targets.csv (the "
-                         "largest provable ε and the audit gate), at the audit study's confidence; no run needed")
+                         "largest provable ε and the audit gate), at the audit study's confidence, and redraw the figures; no "
+                         "run needed")
     ap.add_argument("--merge", action="store_true",
                     help="keep the committed rows of cells this run does not hold (run export_results.py --merge first)")
     ap.add_argument("--figures", type=Path, help="where the figures go (default: results/img/<study> beside out_dir's "
@@ -422,13 +426,19 @@ def main() -> int:
     order = {name: i for i, name in enumerate(("leaderboard.csv", "epsilon.csv", "targets.csv", "fit_times.csv"))}
     doc["tables"] = sorted(tables, key=lambda t: order.get(t["file"], len(order)))
     prov_path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-    figures = a.figures or a.out_dir.parent.parent / "img" / a.out_dir.name
-    table = pd.read_csv(a.out_dir / "epsilon.csv")
-    drawn = [draw_audit(table_points(table, d), d, figures / FIGURE.format(dataset=safe(d)))
-             for d in dict.fromkeys(table["dataset"].astype(str))]
+    drawn = draw_figures(a.out_dir, a.figures)
     print(f"{a.out_dir}: epsilon.csv ({len(eps)} cells), targets.csv ({len(targets)} rows)"
           + (", fit_times.csv" if a.fit_times else "") + f"; figures: {[str(p) for p in drawn if p]}")
     return 0
+
+
+def draw_figures(out_dir: Path, figures: Path | None = None) -> list:
+    """The audit figure of each dataset of out_dir's epsilon.csv, in `figures` (default: results/img/<study> beside
+    out_dir's results/published)."""
+    figures = figures or out_dir.parent.parent / "img" / out_dir.name
+    table = pd.read_csv(out_dir / "epsilon.csv")
+    return [draw_audit(table_points(table, d), d, figures / FIGURE.format(dataset=safe(d)))
+            for d in dict.fromkeys(table["dataset"].astype(str))]
 
 
 if __name__ == "__main__":

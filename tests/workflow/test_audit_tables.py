@@ -55,11 +55,19 @@ def test_the_figure_draws_from_the_table_and_rings_a_point_above_its_epsilon(tmp
     path = draw_audit(points, "d", tmp_path / "audit_d.png")
     img = np.asarray(Image.open(path).convert("RGB")).astype(int)
     assert img.shape[0] > 300 and img.shape[1] > 400
-    red = (img[..., 0] > 180) & (img[..., 1] < 80) & (img[..., 2] < 80)   # tab:red's ring around the leaky point
+    red = (img[..., 0] > 180) & (img[..., 1] < 80) & (img[..., 2] < 80)   # tab:red's rings: the leaky point, cart's
     assert red.sum() > 20
-    calm = draw_audit(points[points["synthesizer"] != "leaky_eps0.1"], "d", tmp_path / "calm.png")
-    img = np.asarray(Image.open(calm).convert("RGB")).astype(int)
-    assert ((img[..., 0] > 180) & (img[..., 1] < 80) & (img[..., 2] < 80)).sum() == 0
+
+    def red_pixels(kept) -> int:
+        img = np.asarray(Image.open(draw_audit(kept, "d", tmp_path / "x.png")).convert("RGB")).astype(int)
+        return int(((img[..., 0] > 180) & (img[..., 1] < 80) & (img[..., 2] < 80)).sum())
+
+    # without the two cells that fail the audit's gate (a DP point above its ε, a generator without ε above 0),
+    # no ring; either alone is ringed
+    calm = points[~points["synthesizer"].isin(["leaky_eps0.1", "cart"])]
+    assert red_pixels(calm) == 0
+    assert red_pixels(points[points["synthesizer"] != "leaky_eps0.1"]) > 20
+    assert red_pixels(points[points["synthesizer"] != "cart"]) > 20
     with pytest.raises(ValueError, match="no column"):
         table_points(table.drop(columns=[GEN]), "d")
 

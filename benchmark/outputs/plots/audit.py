@@ -1,6 +1,8 @@
 """The privacy audit, one figure per dataset (audit_<dataset>.png): configured ε (x, log) against the audited
 ε lower bound (`audit_epsilon_lower`, y) with the diagonal y = x drawn: a DP generator's point above the
-diagonal audits above its configured ε (its implementation or preprocessing leaks). The points of one DP
+diagonal audits above its configured ε (its implementation or preprocessing leaks), and is ringed, as is a
+generator without an ε whose bound is above 0: the cells that fail the audit's gate in `holdbench check`. The
+points of one DP
 generator (same `_target_`, its recorded ε) are joined in order of ε, set slightly apart from the other
 generators' on x; generators without an ε (cart, synthpop, the flips, the holdout) each have a slot at the
 right, named on the axis. ε and the generator come from what the cells recorded (status.json's config),
@@ -15,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from holdbench.benchmark.outputs.gates import AUDIT_TARGET, MEMBERSHIP_TARGET
 from holdbench.benchmark.outputs.plots._base import (
     REF_COLOR,
     REFERENCE_NAME,
@@ -121,15 +124,16 @@ def draw_audit(points: pd.DataFrame, dataset: str, path: Path) -> Path | None:
         idx.sort(key=lambda i: eps[i])
         x = eps[idx] * 1.12 ** (k - (len(groups) - 1) / 2)
         ax.plot(x, y[idx], marker="o", markersize=5, linewidth=1.2, zorder=2, label=gen)
-        above = [j for j, i in enumerate(idx) if y[i] > eps[i]]
+        above = [j for j, i in enumerate(idx) if not AUDIT_TARGET.admits(y[i] - eps[i])]
         if above:
-            ax.plot(x[above], y[idx][above], marker="o", markersize=11, markerfacecolor="none", color="tab:red",
-                    linestyle="none", zorder=3)
+            _ring(ax, x[above], y[idx][above])
     slots = [hi * 3 * 1.45 ** j for j in range(len(free_idx))]
     for x, i in zip(slots, free_idx, strict=True):
         ref = bool(points["reference"].iloc[i])
         ax.plot([x], [y[i]], marker="D" if ref else "s", color=REF_COLOR if ref else "0.25", markersize=5,
                 linestyle="none", zorder=3)
+        if not ref and not MEMBERSHIP_TARGET.admits(y[i]):  # no DP guarantee, a bound above 0
+            _ring(ax, [x], [y[i]])
     if slots:
         ax.axvline(hi * 2, color="0.85", linewidth=0.8)
     ax.set_xscale("log")
@@ -147,9 +151,21 @@ def draw_audit(points: pd.DataFrame, dataset: str, path: Path) -> Path | None:
     missing = [n for n, v in zip(names, y, strict=True) if not np.isfinite(v)]
     ax.set_title(f"{dataset}: audited against configured ε"
                  + (f"  (no audit: {', '.join(missing)})" if missing else ""), loc="left", fontsize=9)
-    if groups:
+    if groups or any(line.get_label() == RING_LABEL for line in ax.get_lines()):
         ax.legend(loc="upper left", fontsize=7, frameon=False)
     return save(fig, path)
+
+
+def _ring(ax, x, y) -> None:
+    """Ring the points that fail the audit's gate (holdbench check's audited_epsilon / audited_membership);
+    the legend names the ring once."""
+    first = not any(line.get_label() == RING_LABEL for line in ax.get_lines())
+    ax.plot(x, y, marker="o", markersize=11, markerfacecolor="none", color="tab:red", linestyle="none", zorder=3,
+            label=RING_LABEL if first else None)
+
+
+#: the legend's words for a ringed point
+RING_LABEL = "fails the audit gate (holdbench check)"
 
 
 def plot_audit_targets(cell, path: Path | None = None) -> Path | None:
