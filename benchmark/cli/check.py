@@ -149,6 +149,8 @@ def _file_results(args: argparse.Namespace, gates):
         load_group,
         to_container,
     )
+    from holdbench.benchmark.outputs.filereport.compute import Evaluation
+    from holdbench.benchmark.outputs.filereport.verdicts import file_results
     from holdbench.metrics.evaluate import evaluate
     from holdbench.metrics.registry import specs_of
 
@@ -179,14 +181,14 @@ def _file_results(args: argparse.Namespace, gates):
     check_metrics(gates, specs)  # a misspelt metric fails before the (slow) evaluation
     if sequential:
         _, res = evaluate_pairs(args, families, cfg)
-        path = Path(args.synthetic_events)
-        return _file_cells(args.dataset, {path.name: (path, res)}, specs, "sequential")
+        return file_results([Evaluation(Path(args.synthetic_events).name, res.to_dict(), res.artifacts())], specs,
+                            "sequential", args.dataset)
     # T, H and each S read exactly as `holdbench evaluate` reads them (T's schema or the dataset's, H and S typed by
     # the harness's output check at pandas' reading, dates as days, --drop and the dataset's `drop` left out), and
     # evaluated as it evaluates them: `check` on files judges the numbers `evaluate` prints for each S
     from holdbench.benchmark.cli.evaluate import read_inputs
 
-    cells, files = {}, synthetic_files(args.synthetic)
+    evaluations, files = [], synthetic_files(args.synthetic)
     for name, path in files.items():
         if len(files) > 1:
             print(f"[holdbench] S {name} ({path})", file=sys.stderr)
@@ -195,10 +197,10 @@ def _file_results(args: argparse.Namespace, gates):
             values="pandas", sep=None, drop=args.drop))
         roles = {"target": schema.target, "sensitive": schema.sensitive,
                  "quasi_identifiers": tuple(schema.quasi_identifiers)}
-        cells[name] = (Path(path), evaluate(train, holdout, synthetic, schema.kinds, families=families,
-                                            n_jobs=int(cfg.get("n_jobs", 1)), seed=int(cfg.get("seed", 0)),
-                                            on_error="na", **roles))
-    return _file_cells(args.dataset, cells, specs, "flat")
+        res = evaluate(train, holdout, synthetic, schema.kinds, families=families, n_jobs=int(cfg.get("n_jobs", 1)),
+                       seed=int(cfg.get("seed", 0)), on_error="na", **roles)
+        evaluations.append(Evaluation(name, res.to_dict(), res.artifacts()))
+    return file_results(evaluations, specs, "flat", args.dataset)
 
 
 def synthetic_files(items: list[str]) -> dict[str, str]:
@@ -255,19 +257,6 @@ def _run_from_json(args: argparse.Namespace) -> int:
     gates = load_gates(args.gates or DEFAULT_GATES[kind])
     results = file_results(evaluations, specs, kind, datasets.pop() if len(datasets) == 1 else None)
     return _judge(args, results, gates, [])
-
-
-def _file_cells(dataset: str | None, evaluations: dict[str, tuple[Path, object]], specs: list, kind: str):
-    """A StudyResults of evaluations of files, one cell per S ({name: (its path, its evaluation)})."""
-    from holdbench.benchmark.layout import StudyLayout
-    from holdbench.benchmark.outputs.results import Cell, StudyResults, cells_table
-
-    cells = [Cell("files", dataset or "files", name, 0, path.parent,
-                  {"status": "ok", "reason": "", "holdout_rule": False}, res.to_dict(), res.artifacts())
-             for name, (path, res) in evaluations.items()]
-    study = {"name": "files", "datasets": [dataset or "files"], "synthesizers": list(evaluations), "seeds": [0],
-             "kind": kind}
-    return StudyResults(StudyLayout(Path(".")), study, cells, cells_table(cells), specs)
 
 
 def value_text(value: float, signed: bool) -> str:
