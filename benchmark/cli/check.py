@@ -336,6 +336,11 @@ def _judge(args: argparse.Namespace, results, gates, unfinished: list[str]) -> i
     print(f"\n{len(per_cell)} cell(s): {counts[PASS]} pass, {counts[FAIL]} FAIL, {counts[NA]} n/a"
           + (f"; {unjudged} target(s) n/a count as failures (--strict)" if args.strict and unjudged
              else f"; {unjudged} target(s) n/a, not judged (--strict fails them)" if unjudged else ""))
+    if results.name == "files" and len(per_cell) > 1:  # several S files: which ones pass, which fail
+        for verdict in (PASS, FAIL, NA):
+            names = per_cell.loc[per_cell["verdict"] == verdict, "synthesizer"].astype(str).tolist()
+            if names:
+                print(f"  {verdict}: {', '.join(names)}")
     for line in unfinished:
         print(line)
     if unfinished and args.strict:

@@ -281,7 +281,8 @@ def test_check_on_several_synthetic_files_judges_each_as_alone(tmp_path, capsys)
     # a folder: its files in name order, named after their files; the same rows as each alone
     assert main([*base, "--synthetic", str(folder), "--out", str(tmp_path / "all.csv")]) == 1
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "all.csv")[cols], alone)
-    assert "2 cell(s): 1 pass, 1 FAIL" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "2 cell(s): 1 pass, 1 FAIL" in printed and "  pass: fresh.csv\n  FAIL: copy.csv" in printed
     # NAME=PATH and plain files side by side; only passing files: exit 0
     assert main([*base, "--synthetic", f"good={folder / 'fresh.csv'}", str(folder / "fresh.csv"),
                  "--out", str(tmp_path / "named.csv")]) == 0
