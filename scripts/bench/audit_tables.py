@@ -71,7 +71,7 @@ def _bound_of(res) -> dict[tuple[str, str], dict]:
         if m.get("audit_epsilon_lower") is None:
             continue
         rec = {"bound": m.get("audit_bound") or "per_target", "targets": m.get("audit_n_targets"),
-               "provable": m.get("audit_epsilon_provable")}
+               "provable": m.get("audit_epsilon_provable"), "delta": m.get("audit_delta")}
         path = cell.path / "audit_targets.csv"
         if rec["bound"] == "one_run" and path.is_file():
             t = pd.read_csv(path)
@@ -149,7 +149,7 @@ def with_verdicts(eps: pd.DataFrame, targets: pd.DataFrame, confidence: float,
     judges it (holdbench.benchmark.outputs.gates.audit_row: `audited_epsilon` for a DP cell, n/a when its ε is
     at or above the largest provable one; `audited_membership` for a generator without ε), on the cell's bound
     and ceiling recomputed from targets.csv's counts (each target at confidence 1 - (1 - confidence)/n_targets,
-    the δ its config states), as the audit computed them. The recomputed bound must equal the table's audited ε
+    the δ the cell recorded in `bounds`, else the one its config states), as the audit computed them. The recomputed bound must equal the table's audited ε
     at its two digits (else the counts are not the bound's: SystemExit naming the cell). The holdout reference
     row, a cell without targets and a one-run cell (`bounds`) get none."""
     from types import SimpleNamespace
@@ -171,7 +171,8 @@ def with_verdicts(eps: pd.DataFrame, targets: pd.DataFrame, confidence: float,
             col.append("")
             continue
         configured = None if str(r[TABLE_COLUMNS["epsilon"]]) in ("", "nan") else float(r[TABLE_COLUMNS["epsilon"]])
-        delta = float(synthesizer_config(key[1]).get("delta") or 0.0)
+        recorded = ((bounds or {}).get(key) or {}).get("delta")  # what the cell used; else what its config states
+        delta = float(recorded if recorded is not None else synthesizer_config(key[1]).get("delta") or 0.0)
         per_target = per_target_confidence(confidence, len(rows))
         lower = provable = 0.0
         for tp_m, fp_n in zip(rows["TP/members"], rows["FP/non-members"], strict=True):

@@ -188,6 +188,18 @@ def test_the_audit_gate_column_is_check_s_verdict_on_the_bound_from_the_counts()
     wrong = eps.assign(**{AUD: ["0.50", "0.00", perfect, "0.00", "0.00", "0.00"]})
     with pytest.raises(SystemExit, match="d/cart: targets.csv's counts give an ε bound of 1.5"):
         with_verdicts(with_ceilings(wrong, targets, 0.95), targets, 0.95)
+    # the δ a cell recorded (a run's cells) is the one its bound used; without a record, its config's (cart: none)
+    import math
+
+    a = 0.025  # Clopper-Pearson at 20 of 20 and 0 of 20, written out: tpr_low = a^(1/20), fpr_high = 1 - a^(1/20)
+    at_delta = f"{math.log((a ** (1 / 20) - 0.1) / (1 - a ** (1 / 20))):.2f}"
+    assert at_delta == "1.47"
+    one = eps.iloc[:1].assign(**{AUD: [at_delta]})
+    recorded = {("d", "cart"): {"bound": "per_target", "delta": 0.1}}
+    assert with_verdicts(with_ceilings(one, targets, 0.95), targets, 0.95, recorded)[verdict].tolist() == \
+        ["audited_membership: FAIL"]
+    with pytest.raises(SystemExit, match="d/cart: targets.csv's counts give an ε bound of 1.59"):
+        with_verdicts(with_ceilings(one, targets, 0.95), targets, 0.95)
 
 
 def test_the_committed_audit_gate_column_follows_the_gates_rule_on_the_committed_columns():
