@@ -50,7 +50,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--train", help="training table T (file mode, with --holdout and --synthetic)")
     p.add_argument("--holdout", help="holdout table H (file mode)")
     p.add_argument("--synthetic", nargs="+", default=[], metavar="[NAME=]FILE",
-                   help="file mode: one or more synthetic tables S, or folders of them (each table file in it), each "
+                   help="file mode: one or more synthetic tables S, or folders of them (each table file in it but T and H), each "
                         "judged as a cell named after its file (or NAME); exit 1 when any fails")
     p.add_argument("--dataset", help="file mode: column kinds and roles from this dataset's config")
     p.add_argument("--metrics", help="file mode: metrics config conf/metrics/<name>.yaml (default: default; "
@@ -188,7 +188,7 @@ def _file_results(args: argparse.Namespace, gates):
     # evaluated as it evaluates them: `check` on files judges the numbers `evaluate` prints for each S
     from holdbench.benchmark.cli.evaluate import read_inputs
 
-    evaluations, files = [], synthetic_files(args.synthetic)
+    evaluations, files = [], synthetic_files(args.synthetic, (args.train, args.holdout))
     for name, path in files.items():
         if len(files) > 1:
             print(f"[holdbench] S {name} ({path})", file=sys.stderr)
@@ -203,16 +203,17 @@ def _file_results(args: argparse.Namespace, gates):
     return file_results(evaluations, specs, "flat", args.dataset)
 
 
-def synthetic_files(items: list[str]) -> dict[str, str]:
+def synthetic_files(items: list[str], inputs: tuple[str, ...] = ()) -> dict[str, str]:
     """{cell name: path} of the --synthetic items: `NAME=PATH` is named NAME, a file after its file name (as the
-    cells of `--from-json` and of one file always were), a folder's table files after theirs."""
+    cells of `--from-json` and of one file always were), a folder's table files after theirs (but the files of
+    `inputs`, T and H)."""
     from holdbench.benchmark.cli._names import split_name
     from holdbench.benchmark.outputs.filereport.inputs import named_paths
 
     out: dict[str, str] = {}
     for item in items:
         named = split_name(item)[0] is not None
-        for name, path in named_paths([item]).items():
+        for name, path in named_paths([item], inputs).items():
             key = name if named else Path(path).name
             if key in out:
                 raise ValueError(f"--synthetic: two files are named {key!r} ({out[key]} and {path}); name them "

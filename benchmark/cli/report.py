@@ -34,7 +34,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--train", help=f"training table T ({TABLE_TYPES})")
     p.add_argument("--holdout", help="holdout table H, never seen by the generator")
     p.add_argument("--synthetic", nargs="+", default=[], metavar="[NAME=]FILE",
-                   help="one or more synthetic tables S, or folders of them (each table file in it); named after "
+                   help="one or more synthetic tables S, or folders of them (each table file in it but T and H); named after "
                         "the file, or NAME=FILE")
     add_pair_arguments(p, several_synthetic=True)
     p.add_argument("--out", help="the directory to write report.html, report.json and summary.md to")
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     from holdbench.benchmark.outputs.filereport import build_report
     from holdbench.benchmark.outputs.filereport.inputs import named_paths
 
-    synthetic = named_paths(args.synthetic)
+    synthetic = named_paths(args.synthetic, (args.train, args.holdout))  # a folder's T and H are not candidates
     outcome = build_report(args.train, args.holdout, synthetic, args.out, target=args.target, dataset=args.dataset,
                            metrics=args.metrics, gates=args.gates, skip=tuple(args.skip), overrides=tuple(args.set),
                            from_json=_from_json(args.from_json, synthetic), unmask=args.unmask, n_jobs=args.n_jobs,

@@ -106,3 +106,22 @@ def test_a_folder_of_synthetic_files_names_each_table_after_its_file(frame, tmp_
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match=r"--synthetic .*empty: the folder holds no table file \(\.csv or \.tsv"):
         named_paths([str(tmp_path / "empty")])
+
+
+def test_a_folder_holding_t_and_h_gives_the_other_tables_only(frame, tmp_path):
+    """T and H in the folder of candidates (the common layout data/T.csv, data/H.csv, data/S_*.csv) are not
+    candidates; named outside the folder or alone, a file is taken as given."""
+    from holdbench.benchmark.outputs.filereport.inputs import named_paths
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    for name in ("T.csv", "H.csv", "S_cart.csv", "S_tvae.csv"):
+        _write(frame, folder / name)
+    inputs = (str(folder / "T.csv"), str(folder / "H.csv"))
+    assert list(named_paths([str(folder)], inputs)) == ["S_cart", "S_tvae"]
+    assert list(named_paths([str(folder)])) == ["H", "S_cart", "S_tvae", "T"]
+    assert list(named_paths([str(folder / "T.csv")], inputs)) == ["T"]  # named on its own: judged as asked
+    for name in ("S_cart.csv", "S_tvae.csv"):
+        (folder / name).unlink()
+    with pytest.raises(ValueError, match=r"the folder holds no table file \(.*\) but T and H"):
+        named_paths([str(folder)], inputs)

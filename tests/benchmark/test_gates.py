@@ -283,6 +283,14 @@ def test_check_on_several_synthetic_files_judges_each_as_alone(tmp_path, capsys)
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "all.csv")[cols], alone)
     printed = capsys.readouterr().out
     assert "2 cell(s): 1 pass, 1 FAIL" in printed and "  pass: fresh.csv\n  FAIL: copy.csv" in printed
+    # T and H in the same folder are not candidates
+    train.to_csv(folder / "T.csv", index=False)
+    holdout.to_csv(folder / "H.csv", index=False)
+    inside = ["check", "--train", str(folder / "T.csv"), "--holdout", str(folder / "H.csv"), *base[5:]]
+    assert main([*inside, "--synthetic", str(folder), "--out", str(tmp_path / "inside.csv")]) == 1
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "inside.csv")[cols], alone)
+    (folder / "T.csv").unlink()
+    (folder / "H.csv").unlink()
     # NAME=PATH and plain files side by side; only passing files: exit 0
     assert main([*base, "--synthetic", f"good={folder / 'fresh.csv'}", str(folder / "fresh.csv"),
                  "--out", str(tmp_path / "named.csv")]) == 0

@@ -44,16 +44,17 @@ def stem(path: str) -> str:
     return name[: -len(suffix)] if suffix else Path(path).stem
 
 
-def named_paths(items: list[str]) -> dict[str, str]:
+def named_paths(items: list[str], inputs: tuple[str, ...] = ()) -> dict[str, str]:
     """{name: path} from `--synthetic` items `path`, `name=path` or a folder (each table file in it, by name
-    order, named after its file; holdbench.contracts.io.TABLE_SUFFIXES); names must be unique."""
+    order, named after its file; holdbench.contracts.io.TABLE_SUFFIXES; the files of `inputs`, T and H, left
+    out); names must be unique."""
     from holdbench.benchmark.cli._names import check_name, split_name
 
     out: dict[str, str] = {}
     for item in items:
         name, path = split_name(item)
         if name is None and Path(path).is_dir():
-            pairs = [(check_name(stem(str(p)), str(p)), str(p)) for p in _tables_in(Path(path))]
+            pairs = [(check_name(stem(str(p)), str(p)), str(p)) for p in _tables_in(Path(path), inputs)]
         else:
             pairs = [(check_name(name if name is not None else stem(item), item), path)]
         for name, path in pairs:
@@ -64,13 +65,17 @@ def named_paths(items: list[str]) -> dict[str, str]:
     return out
 
 
-def _tables_in(folder: Path) -> list[Path]:
-    """The table files of a folder (not its subfolders), sorted by name; none is an error naming the folder."""
+def _tables_in(folder: Path, inputs: tuple[str, ...] = ()) -> list[Path]:
+    """The table files of a folder (not its subfolders) but the files of `inputs` (T and H, when they sit in
+    the same folder), sorted by name; none is an error naming the folder."""
     from holdbench.contracts.io import TABLE_TYPES, table_suffix
 
-    found = sorted(p for p in folder.iterdir() if p.is_file() and table_suffix(p) and not p.name.startswith("."))
+    given = {Path(p).resolve() for p in inputs if p}
+    found = sorted(p for p in folder.iterdir() if p.is_file() and table_suffix(p) and not p.name.startswith(".")
+                   and p.resolve() not in given)
     if not found:
-        raise ValueError(f"--synthetic {folder}: the folder holds no table file ({TABLE_TYPES})")
+        raise ValueError(f"--synthetic {folder}: the folder holds no table file ({TABLE_TYPES})"
+                         + (" but T and H" if given else ""))
     return found
 
 
