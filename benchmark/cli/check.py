@@ -22,9 +22,9 @@ import pandas as pd
 from holdbench.benchmark.cli._pairs import (
     add_pair_arguments,
     check_pair_args,
-    evaluate_pairs,
     pair_files,
     pair_mode,
+    read_pairs,
 )
 from holdbench.benchmark.cli.evaluate import add_drop_argument
 from holdbench.benchmark.outputs.results import study_dir, unfinished_cells
@@ -55,7 +55,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--dataset", help="file mode: column kinds and roles from this dataset's config")
     p.add_argument("--metrics", help="file mode: metrics config conf/metrics/<name>.yaml (default: default; "
                                      "sequential for subject + event pairs)")
-    add_pair_arguments(p)
+    add_pair_arguments(p, several_synthetic=True)
     p.add_argument("--from-json", nargs="+", default=[], metavar="FILE",
                    help="judge the evaluation JSON(s) `holdbench evaluate --out FILE` wrote, without computing "
                         "again; one cell per file, named after its S")
@@ -179,10 +179,19 @@ def _file_results(args: argparse.Namespace, gates):
     from holdbench.benchmark.outputs.gates import check_metrics
 
     check_metrics(gates, specs)  # a misspelt metric fails before the (slow) evaluation
-    if sequential:
-        _, res = evaluate_pairs(args, families, cfg)
-        return file_results([Evaluation(Path(args.synthetic_events).name, res.to_dict(), res.artifacts())], specs,
-                            "sequential", args.dataset)
+    if sequential:  # each synthetic pair (several: --synthetic-events S1 S2 ...) evaluated as `evaluate` does one
+        from holdbench.benchmark.data.sequential import metric_layout
+        from holdbench.metrics.sequential import evaluate_families
+
+        spec, train, holdout, pairs = read_pairs(args)
+        evaluations = []
+        for name, synthetic in pairs.items():
+            if len(pairs) > 1:
+                print(f"[holdbench] S {name}", file=sys.stderr)
+            res = evaluate_families(train, holdout, synthetic, metric_layout(spec), families=families,
+                                    n_jobs=int(cfg.get("n_jobs", 1)), seed=int(cfg.get("seed", 0)), on_error="na")
+            evaluations.append(Evaluation(name, res.to_dict(), res.artifacts()))
+        return file_results(evaluations, specs, "sequential", args.dataset)
     # T, H and each S read exactly as `holdbench evaluate` reads them (T's schema or the dataset's, H and S typed by
     # the harness's output check at pandas' reading, dates as days, --drop and the dataset's `drop` left out), and
     # evaluated as it evaluates them: `check` on files judges the numbers `evaluate` prints for each S

@@ -132,3 +132,22 @@ def test_the_example_script_writes_event_files_the_cli_reads(tmp_path, capsys):
     # a copy of T whose rows were shuffled: its sequences' first events are no longer T's first events
     assert d["seq_ims"] < 0.5 and d["seq_keys_interleaved"] > 0.5
     assert "its event order is lost" in capsys.readouterr().out
+
+
+def test_check_takes_several_synthetic_event_files_each_judged_as_alone(files, tmp_path, capsys):
+    """`check --synthetic-events S1 copy=S2`: one cell per S with the rows it gets checked alone; a copy of T
+    fails, so the run does."""
+    base = [f"--train-events={files['train']}", f"--holdout-events={files['holdout']}", "--key", "account",
+            "--order", "row", *FAST]
+    cols = ["synthesizer", "target", "value", "verdict"]
+    alone = []
+    for item, out in ((str(files["synthetic"]), "s.csv"), (f"copy={files['train']}", "copy.csv")):
+        main(["check", *base, "--synthetic-events", item, "--out", str(tmp_path / out)])
+        alone.append(pd.read_csv(tmp_path / out)[cols])
+    assert set(alone[1]["verdict"]) >= {"FAIL"}
+    capsys.readouterr()
+    assert main(["check", *base, "--synthetic-events", str(files["synthetic"]), f"copy={files['train']}",
+                 "--out", str(tmp_path / "both.csv")]) == 1
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "both.csv")[cols], pd.concat(alone, ignore_index=True))
+    assert list(dict.fromkeys(pd.read_csv(tmp_path / "both.csv")["synthesizer"])) == ["synthetic.csv", "copy"]
+    assert "2 cell(s):" in capsys.readouterr().out
