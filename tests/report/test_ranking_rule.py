@@ -103,3 +103,11 @@ def test_a_gate_guards_its_metric_group_and_a_distribution_test_privacy():
     assert failed_groups_text({"failed_groups": ["fidelity", "privacy"]}) == \
         "fidelity (S less like T than H is); privacy (S nearer to T than H is)"
     assert failed_groups_text({"failed_groups": []}) == ""
+
+
+def test_every_metric_group_has_words_for_what_a_failing_s_fails_on():
+    from holdbench.benchmark.outputs.filereport.verdicts import GROUP_WORDS
+    from holdbench.metrics.registry import GROUPS
+
+    assert set(GROUP_WORDS) == set(GROUPS)
+    assert all(words.startswith(f"{group} (") for group, words in GROUP_WORDS.items())

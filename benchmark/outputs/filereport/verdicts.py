@@ -70,7 +70,10 @@ def gate_group(target, spec=None) -> str | None:
 
 
 #: what an S failing gates of a group is, in words (the report's overview)
-GROUP_WORDS = {"fidelity": "fidelity (S less like T than H is)", "privacy": "privacy (S nearer to T than H is)"}
+GROUP_WORDS = {"fidelity": "fidelity (S less like T than H is)", "privacy": "privacy (S nearer to T than H is)",
+               "utility": "utility (S serves an analysis of T worse than H does)",
+               "attack": "attack (an attack tells T's records from H's)",
+               "disclosure": "disclosure (S reveals T's sensitive values more than H's)"}
 
 
 def failed_groups_text(verdict: dict) -> str:
