@@ -23,7 +23,7 @@ def _list(args) -> int:
 
 
 def _load(args) -> int:
-    from holdbench.benchmark.data.tables import dataset_config, dataset_schema, load_dataset
+    from holdbench.benchmark.data.tables import dataset_config, load_dataset_and_schema
     from holdbench.benchmark.outputs.filereport.diagnostics import DATASET_DROP, identifier_columns, identifier_text
 
     for name in args.names:
@@ -38,9 +38,8 @@ def _load(args) -> int:
                   f"events x {len(spec.event_columns)} columns (key {spec.key!r}, order {spec.order_label}) "
                   f"in {time.perf_counter() - t0:.2f} s")
             continue
-        df = load_dataset(name, use_cache=not args.no_cache)
+        df, schema = load_dataset_and_schema(name, use_cache=not args.no_cache)
         secs = time.perf_counter() - t0
-        schema = dataset_schema(name)
         kinds = schema.kinds
         n_cat = sum(k == "categorical" for k in kinds.values())
         print(f"{name}: {len(df):,} rows x {df.shape[1]} columns "

@@ -101,13 +101,26 @@ def _config_schema(cfg: dict) -> Schema:
 
 def load_dataset(name: str, use_cache: bool = True) -> pd.DataFrame:
     """The canonical table of a dataset (validated; cached as parquet)."""
+    return _load_table(name, use_cache)[0]
+
+
+def load_dataset_and_schema(name: str, use_cache: bool = True) -> tuple[pd.DataFrame, Schema]:
+    """load_dataset(name) and dataset_schema(name) together: a file dataset whose cache is cold is read once,
+    its schema inferred from the file it loads, not read a second time for the schema."""
+    df, schema = _load_table(name, use_cache)
+    return df, (schema if schema is not None else dataset_schema(name))
+
+
+def _load_table(name: str, use_cache: bool) -> tuple[pd.DataFrame, Schema | None]:
+    """(the canonical table, its schema when the table was built from its sources; None when read from the
+    cache)."""
     cfg = flat_config(name)
     key = _cache_key(cfg)
     cached = cache_dir() / f"{name}-{key}.parquet"
     if use_cache and cached.exists():
         df = _read_cache(cached, cfg)
         if df is not None:
-            return df
+            return df, None
     df, schema = _load_uncached(cfg)
     df = schema.coerce(df, f"dataset {name!r}")
     _validate(df, schema, cfg)
@@ -116,7 +129,7 @@ def load_dataset(name: str, use_cache: bool = True) -> pd.DataFrame:
             write_parquet(cached, df)
         except OSError as exc:
             log.warning("could not write cache %s: %s", cached, exc)
-    return df
+    return df, schema
 
 
 def _read_cache(path: Path, cfg: dict) -> pd.DataFrame | None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from holdbench.benchmark.config import CONFIG_PATH_ENV, DEFAULT_COST, split_overrides, synthesizer_cost
-from holdbench.benchmark.data.tables import dataset_config, dataset_schema, load_dataset
+from holdbench.benchmark.data.tables import dataset_config, dataset_schema, load_dataset_and_schema
 from holdbench.benchmark.cell.isolation import STUDY_ENV, sweep
 from holdbench.benchmark.layout import STATUS_JSON, StudyLayout
 from holdbench.benchmark.data.sequential import load_sequential
@@ -145,9 +145,10 @@ def prepare(config: dict, workflow=None) -> Plan:
         if study.sequential:
             load_sequential(d)  # every check of the subject and event files (file and column named)
         else:
-            schema = dataset_schema(d)
             if study.split == "random":
-                _warn_identifiers(d, load_dataset(d), schema)
+                _warn_identifiers(d, *load_dataset_and_schema(d))
+            else:
+                dataset_schema(d)
     files = snapshots(study, lay)
     old_run = _old_run(lay.run_config)
     todo = repairs(study, lay, files, old_run)

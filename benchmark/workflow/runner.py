@@ -61,7 +61,7 @@ def git_commit() -> str | None:
 
 def do_split(study_dir: Path, dataset: str, seed: int) -> None:
     """Write train/holdout parquet and schema.json (with the two files' checksums) for one (dataset, seed)."""
-    from holdbench.benchmark.data.tables import dataset_schema, load_dataset
+    from holdbench.benchmark.data.tables import dataset_schema, load_dataset_and_schema
     from holdbench.benchmark.data.split import provided_split, random_split
     from holdbench.contracts.io import write_parquet
 
@@ -70,13 +70,14 @@ def do_split(study_dir: Path, dataset: str, seed: int) -> None:
     if is_sequential_split(study):
         _split_sequential(lay, dataset, seed, study)
         return
-    schema = dataset_schema(dataset)
     if study["split"] == "provided":
+        schema = dataset_schema(dataset)
         files = {k: v.format(dataset=dataset) for k, v in study["split_files"].items()}
         train, holdout = provided_split(schema, files["train"], files["holdout"])
         how = f"provided files {files['train']} / {files['holdout']}"
     else:
-        train, holdout = random_split(load_dataset(dataset), seed)
+        table, schema = load_dataset_and_schema(dataset)
+        train, holdout = random_split(table, seed)
         how = f"random 50/50 split, seed {seed}"
     write_parquet(lay.train(dataset, seed), train)
     write_parquet(lay.holdout(dataset, seed), holdout)

@@ -39,6 +39,24 @@ def test_drop_leaves_the_columns_out(dataset):
     assert dataset_schema(name).names == ["age", "city"]
 
 
+def test_table_and_schema_together_read_a_cold_file_once(dataset, monkeypatch):
+    """load_dataset_and_schema: the table load_dataset gives and the schema dataset_schema gives; a file dataset
+    whose cache is cold is read once (the schema from the file it loads), a warm one once for its schema."""
+    import holdbench.benchmark.data.tables as tables
+
+    reads = []
+    real = tables._read_user_file
+    monkeypatch.setattr(tables, "_read_user_file", lambda cfg: reads.append(cfg["name"]) or real(cfg))
+    name = dataset("both", "drop: [customer_id]\n")
+    table, schema = tables.load_dataset_and_schema(name)
+    assert len(reads) == 1
+    table2, schema2 = tables.load_dataset_and_schema(name)  # the cache is warm now
+    assert len(reads) == 2
+    pd.testing.assert_frame_equal(table, load_dataset(name))
+    pd.testing.assert_frame_equal(table2, table)
+    assert schema.to_dict() == schema2.to_dict() == dataset_schema(name).to_dict()
+
+
 def test_drop_naming_no_column_is_refused(dataset):
     name = dataset("typo", "drop: [custmer_id]\n")
     with pytest.raises(SchemaError, match=r"drop names \['custmer_id'\], which .*t\.csv has not"):
