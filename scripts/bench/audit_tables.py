@@ -110,6 +110,15 @@ def _rows(res) -> tuple[list[dict], list[dict]]:
     return eps_rows, target_rows
 
 
+def _target_counts(rows: pd.DataFrame) -> list[tuple[int, int, int, int]]:
+    """Per target row of targets.csv: (TP, members, FP, non-members) from its 'TP/members' and 'FP/non-members'."""
+    def pair(text) -> tuple[int, int]:
+        k, n = str(text).split("/")
+        return int(k), int(n)
+
+    return [(*pair(a), *pair(b)) for a, b in zip(rows["TP/members"], rows["FP/non-members"], strict=True)]
+
+
 def with_ceilings(eps: pd.DataFrame, targets: pd.DataFrame, confidence: float,
                   bounds: dict[tuple[str, str], dict] | None = None) -> pd.DataFrame:
     """`eps` with the column CEILING after the audited bound: per cell, the largest of its targets' bounds
@@ -124,10 +133,8 @@ def with_ceilings(eps: pd.DataFrame, targets: pd.DataFrame, confidence: float,
             value[tuple(key)] = float(rec["provable"])
             continue
         per_target = per_target_confidence(confidence, len(rows))
-        members = rows["TP/members"].astype(str).str.split("/").str[1].astype(int)
-        others = rows["FP/non-members"].astype(str).str.split("/").str[1].astype(int)
-        value[tuple(key)] = max(largest_provable(int(m), int(n), per_target)
-                                for m, n in zip(members, others, strict=True))
+        value[tuple(key)] = max(largest_provable(members, others, per_target)
+                                for _, members, _, others in _target_counts(rows))
     col = [_fmt(value.get((str(d), str(s)), math.nan), 2) for d, s in out[KEY].astype(str).to_numpy()]
     out.insert(list(out.columns).index(TABLE_COLUMNS["audited"]) + 1, CEILING, col)
     return out
@@ -137,20 +144,14 @@ def with_ceilings(eps: pd.DataFrame, targets: pd.DataFrame, confidence: float,
 VERDICT = "audit gate"
 
 
-def _counts(text: str) -> tuple[int, int]:
-    """'3/20' -> (3, 20)."""
-    k, n = str(text).split("/")
-    return int(k), int(n)
-
-
 def with_verdicts(eps: pd.DataFrame, targets: pd.DataFrame, confidence: float,
                   bounds: dict[tuple[str, str], dict] | None = None) -> pd.DataFrame:
     """`eps` (with CEILING) with the column VERDICT after it: per cell, the audit's gate as `holdbench check`
     judges it (holdbench.benchmark.outputs.gates.audit_row: `audited_epsilon` for a DP cell, n/a when its ε is
     at or above the largest provable one; `audited_membership` for a generator without ε), on the cell's bound
     and ceiling recomputed from targets.csv's counts (each target at confidence 1 - (1 - confidence)/n_targets,
-    the δ the cell recorded in `bounds`, else the one its config states), as the audit computed them. The recomputed bound must equal the table's audited ε
-    at its two digits (else the counts are not the bound's: SystemExit naming the cell). The holdout reference
+    the δ the cell recorded in `bounds`, else the one its config states), as the audit computed them. The
+    recomputed bound must equal the table's audited ε at its two digits (else the counts are not the bound's: SystemExit naming the cell). The holdout reference
     row, a cell without targets and a one-run cell (`bounds`) get none."""
     from types import SimpleNamespace
 
@@ -175,8 +176,7 @@ def with_verdicts(eps: pd.DataFrame, targets: pd.DataFrame, confidence: float,
         delta = float(recorded if recorded is not None else synthesizer_config(key[1]).get("delta") or 0.0)
         per_target = per_target_confidence(confidence, len(rows))
         lower = provable = 0.0
-        for tp_m, fp_n in zip(rows["TP/members"], rows["FP/non-members"], strict=True):
-            (tp, members), (fp, others) = _counts(tp_m), _counts(fp_n)
+        for tp, members, fp, others in _target_counts(rows):
             lower = max(lower, epsilon_lower_bound(tp, members - tp, fp, others - fp, per_target, delta).epsilon)
             provable = max(provable, largest_provable(members, others, per_target, delta))
         if _fmt(lower, 2) != str(r[TABLE_COLUMNS["audited"]]):
