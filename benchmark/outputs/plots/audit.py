@@ -118,22 +118,24 @@ def draw_audit(points: pd.DataFrame, dataset: str, path: Path) -> Path | None:
                    label="largest ε this audit can prove" if k == 0 else None)
         top = max(top, c * 1.15)
     groups: dict[str, list[int]] = {}
+    ringed: list[tuple[float, float]] = []  # (x, y) of the cells that fail the audit's gate
     for i in np.flatnonzero(dp):
         groups.setdefault(str(points["generator"].iloc[i]) or names[i], []).append(int(i))
     for k, (gen, idx) in enumerate(sorted(groups.items())):
         idx.sort(key=lambda i: eps[i])
         x = eps[idx] * 1.12 ** (k - (len(groups) - 1) / 2)
         ax.plot(x, y[idx], marker="o", markersize=5, linewidth=1.2, zorder=2, label=gen)
-        above = [j for j, i in enumerate(idx) if not AUDIT_TARGET.admits(y[i] - eps[i])]
-        if above:
-            _ring(ax, x[above], y[idx][above])
+        ringed += [(float(x[j]), float(y[i])) for j, i in enumerate(idx) if not AUDIT_TARGET.admits(y[i] - eps[i])]
     slots = [hi * 3 * 1.45 ** j for j in range(len(free_idx))]
     for x, i in zip(slots, free_idx, strict=True):
         ref = bool(points["reference"].iloc[i])
         ax.plot([x], [y[i]], marker="D" if ref else "s", color=REF_COLOR if ref else "0.25", markersize=5,
                 linestyle="none", zorder=3)
         if not ref and not MEMBERSHIP_TARGET.admits(y[i]):  # no DP guarantee, a bound above 0
-            _ring(ax, [x], [y[i]])
+            ringed.append((x, float(y[i])))
+    if ringed:
+        ax.plot(*zip(*ringed, strict=True), marker="o", markersize=11, markerfacecolor="none", color="tab:red",
+                linestyle="none", zorder=3, label="fails the audit gate (holdbench check)")
     if slots:
         ax.axvline(hi * 2, color="0.85", linewidth=0.8)
     ax.set_xscale("log")
@@ -151,21 +153,9 @@ def draw_audit(points: pd.DataFrame, dataset: str, path: Path) -> Path | None:
     missing = [n for n, v in zip(names, y, strict=True) if not np.isfinite(v)]
     ax.set_title(f"{dataset}: audited against configured ε"
                  + (f"  (no audit: {', '.join(missing)})" if missing else ""), loc="left", fontsize=9)
-    if groups or any(line.get_label() == RING_LABEL for line in ax.get_lines()):
+    if groups or ringed:
         ax.legend(loc="upper left", fontsize=7, frameon=False)
     return save(fig, path)
-
-
-def _ring(ax, x, y) -> None:
-    """Ring the points that fail the audit's gate (holdbench check's audited_epsilon / audited_membership);
-    the legend names the ring once."""
-    first = not any(line.get_label() == RING_LABEL for line in ax.get_lines())
-    ax.plot(x, y, marker="o", markersize=11, markerfacecolor="none", color="tab:red", linestyle="none", zorder=3,
-            label=RING_LABEL if first else None)
-
-
-#: the legend's words for a ringed point
-RING_LABEL = "fails the audit gate (holdbench check)"
 
 
 def plot_audit_targets(cell, path: Path | None = None) -> Path | None:
