@@ -195,17 +195,20 @@ def _file_results(args: argparse.Namespace, gates):
     # T, H and each S read exactly as `holdbench evaluate` reads them (T's schema or the dataset's, H and S typed by
     # the harness's output check at pandas' reading, dates as days, --drop and the dataset's `drop` left out), and
     # evaluated as it evaluates them: `check` on files judges the numbers `evaluate` prints for each S
-    from holdbench.benchmark.cli.evaluate import read_inputs
+    from holdbench.benchmark.cli.evaluate import raw_synthetic, read_inputs, read_synthetic
 
-    evaluations, files = [], synthetic_files(args.synthetic, (args.train, args.holdout))
+    files = synthetic_files(args.synthetic, (args.train, args.holdout))
+    train, holdout, _, schema, notes = read_inputs(argparse.Namespace(  # T and H once, each S below
+        train=args.train, holdout=args.holdout, synthetic=None, holdout_row=True, dataset=args.dataset,
+        values="pandas", sep=None, drop=args.drop))
+    roles = {"target": schema.target, "sensitive": schema.sensitive,
+             "quasi_identifiers": tuple(schema.quasi_identifiers)}
+    evaluations = []
     for name, path in files.items():
         if len(files) > 1:
             print(f"[holdbench] S {name} ({path})", file=sys.stderr)
-        train, holdout, synthetic, schema, _ = read_inputs(argparse.Namespace(
-            train=args.train, holdout=args.holdout, synthetic=path, holdout_row=False, dataset=args.dataset,
-            values="pandas", sep=None, drop=args.drop))
-        roles = {"target": schema.target, "sensitive": schema.sensitive,
-                 "quasi_identifiers": tuple(schema.quasi_identifiers)}
+        who = f"synthetic {path}"
+        synthetic, _ = read_synthetic(raw_synthetic(path, notes, None, who), schema, "pandas", who)
         res = evaluate(train, holdout, synthetic, schema.kinds, families=families, n_jobs=int(cfg.get("n_jobs", 1)),
                        seed=int(cfg.get("seed", 0)), on_error="na", **roles)
         evaluations.append(Evaluation(name, res.to_dict(), res.artifacts()))

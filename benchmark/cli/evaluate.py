@@ -297,9 +297,9 @@ def read_inputs(args: argparse.Namespace):
     notes: dict = {"values": args.values, "datetimes": dates, "dropped": drop}
     synthetic = None
     if args.synthetic and not args.holdout_row:
-        raw = dates_to_days(drop_columns(read_table(args.synthetic, sep=args.sep), drop), dates,
-                            f"synthetic {args.synthetic}")
-        synthetic, s_notes = read_synthetic(raw, schema, args.values, f"synthetic {args.synthetic}")
+        who = f"synthetic {args.synthetic}"
+        synthetic, s_notes = read_synthetic(raw_synthetic(args.synthetic, notes, args.sep, who), schema, args.values,
+                                            who)
         notes.update({f"synthetic_{k}": v for k, v in s_notes.items()})
     notes["holdout_mixed_types"] = holdout.attrs.get(MIXED_ATTR, {})
     notes["holdout_read_as_missing"] = holdout.attrs.get(UNPARSEABLE_ATTR, {})
@@ -325,6 +325,14 @@ def drop_columns(frame, drop: list[str]):
     """frame without the --drop columns it has (H or S may lack one: nothing to leave out there)."""
     present = [c for c in drop if c in frame.columns]
     return frame.drop(columns=present) if present else frame
+
+
+def raw_synthetic(path: str, notes: dict, sep: str | None, who: str):
+    """A synthetic table as read_inputs reads S before typing it (read_synthetic): the file, without the columns
+    `notes["dropped"]` leaves out, its `notes["datetimes"]` columns as days; `notes` is read_inputs'."""
+    from holdbench.contracts.dates import dates_to_days
+
+    return dates_to_days(drop_columns(read_table(path, sep=sep), notes["dropped"]), notes["datetimes"], who)
 
 
 def read_synthetic(raw, schema, values: str, who: str):

@@ -250,7 +250,7 @@ def test_check_on_three_files(tmp_path, capsys):
     assert "files/seed0/copy.csv" in out and "FAIL" in out
 
 
-def test_check_on_several_synthetic_files_judges_each_as_alone(tmp_path, capsys):
+def test_check_on_several_synthetic_files_judges_each_as_alone(tmp_path, capsys, monkeypatch):
     """--synthetic S1 S2 (or a folder, or NAME=PATH): one cell per S, each with the verdict rows it gets when
     checked alone; exit 1 when any fails."""
     rng = np.random.default_rng(4)
@@ -278,8 +278,16 @@ def test_check_on_several_synthetic_files_judges_each_as_alone(tmp_path, capsys)
     assert set(alone.loc[alone["synthesizer"] == "copy.csv", "verdict"]) == {"FAIL"}
     assert set(alone.loc[alone["synthesizer"] == "fresh.csv", "verdict"]) == {"pass"}
     capsys.readouterr()
-    # a folder: its files in name order, named after their files; the same rows as each alone
+    # a folder: its files in name order, named after their files; the same rows as each alone; T and H read once
+    import holdbench.benchmark.cli.evaluate as evaluate_cli
+
+    reads = []
+    real_read = evaluate_cli.read_table
+    monkeypatch.setattr(evaluate_cli, "read_table", lambda path, **kw: reads.append(Path(path).name) or
+                        real_read(path, **kw))
     assert main([*base, "--synthetic", str(folder), "--out", str(tmp_path / "all.csv")]) == 1
+    assert sorted(reads) == ["H.csv", "T.csv", "copy.csv", "fresh.csv"]
+    monkeypatch.undo()
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "all.csv")[cols], alone)
     printed = capsys.readouterr().out
     assert "2 cell(s): 1 pass, 1 FAIL" in printed and "  pass: fresh.csv\n  FAIL: copy.csv" in printed

@@ -156,9 +156,7 @@ def read_flat(train: str, holdout: str, synthetic: dict[str, str], *, dataset: s
     """T, H and every S, checked (check_files) and read with T's schema as `holdbench evaluate` reads them."""
     from argparse import Namespace
 
-    from holdbench.benchmark.cli.evaluate import drop_columns, read_inputs, read_synthetic
-    from holdbench.contracts.dates import dates_to_days
-    from holdbench.contracts.io import read_table
+    from holdbench.benchmark.cli.evaluate import raw_synthetic, read_inputs, read_synthetic
 
     dataset_drop = []
     if dataset:  # the dataset config's `drop` leaves its columns out of T, H and S too (where a file holds them)
@@ -172,8 +170,7 @@ def read_flat(train: str, holdout: str, synthetic: dict[str, str], *, dataset: s
     raw_dtypes = {"train": {c.name: str(c.dtype) for c in schema.columns}}
     out, read_notes = {}, {}
     for name, path in synthetic.items():
-        raw = dates_to_days(drop_columns(read_table(path, sep=sep), notes["dropped"]), notes["datetimes"],
-                            f"synthetic {name!r} ({path})")
+        raw = raw_synthetic(path, notes, sep, f"synthetic {name!r} ({path})")
         raw_dtypes[name] = {c: str(raw[c].dtype) for c in t.columns}
         out[name], read_notes[name] = read_synthetic(raw, schema, values, f"synthetic {name!r} ({path})")
         del raw
