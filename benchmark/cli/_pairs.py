@@ -5,7 +5,8 @@ subject attributes, as one event file each (--train-events, --holdout-events, --
 Everything is read and checked before any metric runs; every problem names the file and the column.
 
 Every subcommand gets the options from `add_pair_arguments` and the data from `read_pairs` /
-`evaluate_pairs`; `pair_record` and `pair_header` give what the output names."""
+`evaluate_pairs` (one S) / `evaluate_each_pair` (several); `pair_record` and `pair_header` give what the output
+names."""
 
 from __future__ import annotations
 
@@ -225,3 +226,21 @@ def evaluate_pairs(args: argparse.Namespace, families: list, cfg: dict, holdout_
     res = evaluate_families(train, holdout, synthetic, metric_layout(spec), families=families, holdout_row=holdout_row,
                             n_jobs=int(cfg.get("n_jobs", 1)), seed=int(cfg.get("seed", 0)), on_error="na")
     return spec, res
+
+
+def evaluate_each_pair(args: argparse.Namespace, families: list, cfg: dict, announce=None):
+    """(spec, {S name: EvaluationResult}) for --synthetic-events given as a list (add_pair_arguments(
+    several_synthetic=True)): T, H and every synthetic pair read and checked first (read_pairs), then each S
+    scored against the same T and H as evaluate_pairs scores one; `announce(name)` before each."""
+    from holdbench.benchmark.data.sequential import metric_layout
+    from holdbench.metrics.sequential import evaluate_families
+
+    spec, train, holdout, synthetic = read_pairs(args)
+    layout = metric_layout(spec)
+    out = {}
+    for name, tables in synthetic.items():
+        if announce:
+            announce(name)
+        out[name] = evaluate_families(train, holdout, tables, layout, families=families,
+                                      n_jobs=int(cfg.get("n_jobs", 1)), seed=int(cfg.get("seed", 0)), on_error="na")
+    return spec, out

@@ -22,9 +22,9 @@ import pandas as pd
 from holdbench.benchmark.cli._pairs import (
     add_pair_arguments,
     check_pair_args,
+    evaluate_each_pair,
     pair_files,
     pair_mode,
-    read_pairs,
 )
 from holdbench.benchmark.cli.evaluate import add_drop_argument
 from holdbench.benchmark.outputs.results import study_dir, unfinished_cells
@@ -180,18 +180,12 @@ def _file_results(args: argparse.Namespace, gates):
 
     check_metrics(gates, specs)  # a misspelt metric fails before the (slow) evaluation
     if sequential:  # each synthetic pair (several: --synthetic-events S1 S2 ...) evaluated as `evaluate` does one
-        from holdbench.benchmark.data.sequential import metric_layout
-        from holdbench.metrics.sequential import evaluate_families
-
-        spec, train, holdout, pairs = read_pairs(args)
-        evaluations = []
-        for name, synthetic in pairs.items():
-            if len(pairs) > 1:
-                print(f"[holdbench] S {name}", file=sys.stderr)
-            res = evaluate_families(train, holdout, synthetic, metric_layout(spec), families=families,
-                                    n_jobs=int(cfg.get("n_jobs", 1)), seed=int(cfg.get("seed", 0)), on_error="na")
-            evaluations.append(Evaluation(name, res.to_dict(), res.artifacts()))
-        return file_results(evaluations, specs, "sequential", args.dataset)
+        several = len(args.synthetic_events) > 1
+        _, results = evaluate_each_pair(args, families, cfg,
+                                        (lambda name: print(f"[holdbench] S {name}", file=sys.stderr)) if several
+                                        else None)
+        return file_results([Evaluation(name, res.to_dict(), res.artifacts()) for name, res in results.items()],
+                            specs, "sequential", args.dataset)
     # T, H and each S read exactly as `holdbench evaluate` reads them (T's schema or the dataset's, H and S typed by
     # the harness's output check at pandas' reading, dates as days, --drop and the dataset's `drop` left out), and
     # evaluated as it evaluates them: `check` on files judges the numbers `evaluate` prints for each S

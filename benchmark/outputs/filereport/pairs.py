@@ -17,13 +17,11 @@ def build_pair_report(args: argparse.Namespace, log=None):
     args.synthetic_events (and args.synthetic_subjects with subject attributes) is one file or a list of
     [NAME=]FILE, one S each (holdbench.benchmark.cli._pairs.synthetic_pairs); several S are judged one by one
     against the same T and H and ranked as the flat report ranks them (verdicts.ranking)."""
-    from holdbench.benchmark.cli._pairs import check_pair_args, pair_files, read_pairs, synthetic_pairs
-    from holdbench.benchmark.data.sequential import metric_layout
+    from holdbench.benchmark.cli._pairs import check_pair_args, evaluate_each_pair, pair_files, synthetic_pairs
     from holdbench.benchmark.outputs.filereport import Outcome, _specs, exit_code, prepare_out, render
     from holdbench.benchmark.outputs.filereport.compute import Evaluation, metrics_config
     from holdbench.benchmark.outputs.filereport.verdicts import informational, judge, ranking
     from holdbench.benchmark.outputs.gates import DEFAULT_GATES, check_metrics, load_gates
-    from holdbench.metrics.sequential import evaluate_families
 
     say = log or (lambda msg: None)
     started = time.process_time()
@@ -40,14 +38,9 @@ def build_pair_report(args: argparse.Namespace, log=None):
     gates = load_gates(args.gates or DEFAULT_GATES["sequential"])
     check_metrics(gates, specs)
     say(f"sequential data: reading T, H and {len(pairs)} synthetic pair(s)")
-    spec, train, holdout, synthetic = read_pairs(args)  # every file read and checked before any metric runs
-    layout = metric_layout(spec)
-    evaluations = []
-    for name, tables in synthetic.items():
-        say(f"S {name}: metric families {', '.join(f.name for f in families)}")
-        res = evaluate_families(train, holdout, tables, layout, families=families, n_jobs=int(cfg.get("n_jobs", 1)),
-                                seed=int(cfg.get("seed", 0)), on_error="na")
-        evaluations.append(Evaluation(name, res.to_dict(), res.artifacts()))
+    spec, results = evaluate_each_pair(  # every file read and checked before any metric runs
+        args, families, cfg, lambda name: say(f"S {name}: metric families {', '.join(f.name for f in families)}"))
+    evaluations = [Evaluation(name, res.to_dict(), res.artifacts()) for name, res in results.items()]
     judged = judge(evaluations, specs, gates, "sequential")
     settings = {f"{r}_{p}": getattr(args, f"{r}_{p}", None) for r in ("train", "holdout")
                 for p in ("subjects", "events")}
