@@ -210,6 +210,10 @@ def read_table(path: str | os.PathLike, sep: str | None = None) -> pd.DataFrame:
                 return pd.read_csv(path, sep=sep or csv_separator(path))
     except InputError:
         raise
+    except UnicodeDecodeError as exc:  # a ValueError: before the generic case, to say what to do
+        raise InputError(f"{path}: cannot be read as a table: it is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
+                         "cannot be decoded); save it as UTF-8 (a Latin-1 CSV: iconv -f latin1 -t utf-8 < in.csv "
+                         "> out.csv)") from exc
     except (ValueError, OSError, EOFError, pd.errors.ParserError, _lzma_error()) as exc:
         raise InputError(f"{path}: cannot be read as a table: {clean_line(exc)}") from exc
     raise InputError(f"{path}: unsupported file type (use {TABLE_TYPES})")

@@ -26,7 +26,7 @@ from holdbench.benchmark.cli._pairs import (
     pair_files,
     pair_mode,
 )
-from holdbench.benchmark.cli.evaluate import add_drop_argument
+from holdbench.benchmark.cli.evaluate import add_drop_argument, add_max_rows_argument, check_max_rows
 from holdbench.benchmark.outputs.results import study_dir, unfinished_cells
 from holdbench.benchmark.layout import canonical
 
@@ -61,7 +61,11 @@ def register(subparsers) -> argparse.ArgumentParser:
                         "again; one cell per file, named after its S")
     p.add_argument("--skip", action="append", default=[], metavar="FAMILY",
                    help="file mode: leave out a metric family of the config (repeatable)")
+    p.add_argument("--values", choices=("pandas", "lenient", "strict"), default="pandas",
+                   help="file mode: how values of H and S not of T's column type are read (as holdbench evaluate; "
+                        "strict: such a value is an error)")
     add_drop_argument(p)
+    add_max_rows_argument(p)
     p.set_defaults(func=run)
     return p
 
@@ -189,23 +193,41 @@ def _file_results(args: argparse.Namespace, gates):
     # T, H and each S read exactly as `holdbench evaluate` reads them (T's schema or the dataset's, H and S typed by
     # the harness's output check at pandas' reading, dates as days, --drop and the dataset's `drop` left out), and
     # evaluated as it evaluates them: `check` on files judges the numbers `evaluate` prints for each S
-    from holdbench.benchmark.cli.evaluate import raw_synthetic, read_inputs, read_synthetic
+    from holdbench.benchmark.cli.evaluate import (
+        raw_synthetic,
+        read_inputs,
+        read_synthetic,
+        value_notes,
+        values_heading,
+    )
+    from holdbench.benchmark.cli._files import check_files
 
     files = synthetic_files(args.synthetic, (args.train, args.holdout))
+    # every file's columns and size before any S is evaluated: a bad third S stops the run before the first
+    check_files(args.train, args.holdout, files, None, args.max_rows, None, list(args.drop), args.dataset)
     train, holdout, _, schema, notes = read_inputs(argparse.Namespace(  # T and H once, each S below
         train=args.train, holdout=args.holdout, synthetic=None, holdout_row=True, dataset=args.dataset,
-        values="pandas", sep=None, drop=args.drop))
+        values=args.values, sep=None, drop=args.drop))
     roles = {"target": schema.target, "sensitive": schema.sensitive,
              "quasi_identifiers": tuple(schema.quasi_identifiers)}
-    evaluations = []
-    for name, path in files.items():
-        if len(files) > 1:
-            print(f"[holdbench] S {name} ({path})", file=sys.stderr)
+    # what reading noticed (values not of T's column type read as missing, mixed types, dates, --drop), as
+    # `holdbench evaluate` prints it: a gate passed on an S whose text was read as missing says so
+    noticed = value_notes(notes, {"holdout": f"holdout {args.holdout}"}, heading=False)
+    synthetic = {}  # every S read and typed before any is evaluated (as the file report does): a value --values
+    for name, path in files.items():  # strict refuses in the last S stops the run before the first is evaluated
         who = f"synthetic {path}"
-        synthetic, _ = read_synthetic(raw_synthetic(path, notes, None, who), schema, "pandas", who)
-        res = evaluate(train, holdout, synthetic, schema.kinds, families=families, n_jobs=int(cfg.get("n_jobs", 1)),
+        synthetic[name], s_notes = read_synthetic(raw_synthetic(path, notes, None, who), schema, args.values, who)
+        noticed += value_notes({"values": args.values, **{f"synthetic_{k}": v for k, v in s_notes.items()}},
+                               {"synthetic": who}, heading=False)
+    evaluations = []
+    for name, frame in synthetic.items():
+        if len(files) > 1:
+            print(f"[holdbench] S {name} ({files[name]})", file=sys.stderr)
+        res = evaluate(train, holdout, frame, schema.kinds, families=families, n_jobs=int(cfg.get("n_jobs", 1)),
                        seed=int(cfg.get("seed", 0)), on_error="na", **roles)
         evaluations.append(Evaluation(name, res.to_dict(), res.artifacts()))
+    if noticed:
+        print("\n".join(["", values_heading(args.values), *noticed, ""]))
     return file_results(evaluations, specs, "flat", args.dataset)
 
 
@@ -302,6 +324,11 @@ def run(args: argparse.Namespace) -> int:
     if args.drop and (not file_mode or pair_mode(args)):
         raise ValueError("--drop applies to flat files (--train, --holdout, --synthetic); a study's dataset config "
                          "leaves columns out with `drop:`")
+    flat = [o for o, v in (("--max-rows", args.max_rows is not None), ("--values", args.values != "pandas")) if v]
+    if flat and (not file_mode or pair_mode(args)):
+        raise ValueError(f"{' and '.join(flat)} appl{'ies' if len(flat) == 1 else 'y'} to flat files (--train, "
+                         "--holdout, --synthetic)")
+    check_max_rows(args.max_rows)
     from holdbench.benchmark.cli.evaluate import check_out
 
     inputs = pair_files(args) if pair_mode(args) else [args.train, args.holdout, *args.synthetic]

@@ -68,6 +68,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                         "paper's reading) or strict (an error)")
     p.add_argument("--sep", help="csv field separator (default: detected from the header line)")
     add_drop_argument(p)
+    add_max_rows_argument(p)
     p.set_defaults(func=run)
     return p
 
@@ -143,9 +144,10 @@ def run(args: argparse.Namespace) -> int:
     from holdbench.metrics.evaluate import evaluate
 
     if pair_mode(args):
-        if args.drop:
-            raise ValueError("--drop applies to flat tables (--train, --holdout, --synthetic), not to subject + "
-                             "event pairs")
+        flat = [o for o, v in (("--drop", args.drop), ("--max-rows", args.max_rows)) if v]
+        if flat:
+            raise ValueError(f"{' and '.join(flat)} appl{'ies' if len(flat) == 1 else 'y'} to flat tables (--train, "
+                             "--holdout, --synthetic), not to subject + event pairs")
         return _run_pairs(args)
     if not (args.train and args.holdout):
         raise ValueError("give --train and --holdout (flat tables), or the subject + event pairs "
@@ -154,6 +156,13 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--synthetic is required unless --holdout-row is given")
     inputs = [args.train, args.holdout] + ([args.synthetic] if args.synthetic else [])
     check_out(args.out, inputs)
+    check_max_rows(args.max_rows)
+    from holdbench.benchmark.cli._files import check_files
+
+    # unreadable or empty files, columns that differ, a --target T has not, an S over --max-rows: before any work
+    check_files(args.train, args.holdout,
+                {} if args.holdout_row else {Path(args.synthetic).name: args.synthetic}, args.sep, args.max_rows,
+                args.target, list(args.drop), args.dataset)
     cfg, families = _metrics_config(args)
     train, holdout, synthetic, schema, notes = read_inputs(args)
     roles = {"target": schema.target, "sensitive": schema.sensitive,
@@ -261,6 +270,8 @@ def read_inputs(args: argparse.Namespace):
     if not LOG.handlers and not logging.getLogger().handlers:
         LOG.addHandler(logging.NullHandler())  # the summary reports it; no duplicate on stderr
 
+    from holdbench.benchmark.cli._files import check_drop
+
     drop = list(getattr(args, "drop", None) or [])
     train = read_table(args.train, sep=args.sep)
     check_drop(drop, [str(c) for c in train.columns], args.train)
@@ -314,11 +325,18 @@ def add_drop_argument(p: argparse.ArgumentParser) -> None:
                         "(e.g. a record identifier); --drop a b and --drop a --drop b are the same")
 
 
-def check_drop(drop: list[str], columns: list[str], train: str) -> None:
-    """A --drop column that T (`train`, with these columns) has not is a usage error naming it."""
-    unknown = [c for c in drop if c not in columns]
-    if unknown:
-        raise ValueError(f"--drop {unknown}: not a column of T ({train}); its columns: {columns}")
+def add_max_rows_argument(p: argparse.ArgumentParser) -> None:
+    """--max-rows N, for the commands that read T, H and S files (evaluate, check, report)."""
+    from holdbench.benchmark.cli._files import MAX_SYNTHETIC_ROWS
+
+    p.add_argument("--max-rows", type=int, default=None,
+                   help=f"flat tables: refuse an S with more rows than this (default {MAX_SYNTHETIC_ROWS:,}) before "
+                        "reading it")
+
+
+def check_max_rows(value: int | None) -> None:
+    if value is not None and value < 1:
+        raise ValueError(f"--max-rows must be a positive number of rows, got {value}")
 
 
 def drop_columns(frame, drop: list[str]):
@@ -375,16 +393,24 @@ _READINGS = {"pandas": "pandas' default read_csv, the paper's reading: booleans 
              "strict": "strict: every value of T's column type"}
 
 
-def value_notes(d: dict) -> list[str]:
-    """Lines naming every column of H and S that mixes value types, and the values read as missing."""
+def values_heading(values: str | None) -> str:
+    """The heading of value_notes' lines: how values not of T's column type were read (`--values`)."""
+    return f"Values ({_READINGS.get(values, values)}):"
+
+
+def value_notes(d: dict, labels: dict[str, str] | None = None, heading: bool = True) -> list[str]:
+    """Lines naming every column of H and S that mixes value types, and the values read as missing; `labels`
+    names a table ("synthetic", "holdout") otherwise than by that word, `heading` puts a blank line and
+    values_heading before them."""
     lines = []
     for table in ("synthetic", "holdout"):
+        name = (labels or {}).get(table, table)
         for col, counts in sorted((d.get(f"{table}_mixed_types") or {}).items()):
-            lines.append(f"  {table} column {col!r} mixes types: "
+            lines.append(f"  {name} column {col!r} mixes types: "
                          + ", ".join(f"{n:,} {t}" for t, n in counts.items()))
         missing = d.get(f"{table}_read_as_missing") or {}
         if missing:
-            lines.append(f"  {table}: values not of T's column type read as missing: "
+            lines.append(f"  {name}: values not of T's column type read as missing: "
                          + ", ".join(f"{c} {n:,}" for c, n in sorted(missing.items())))
     if d.get("datetimes"):
         from holdbench.benchmark.data.sequential_values import dates_text
@@ -392,8 +418,8 @@ def value_notes(d: dict) -> list[str]:
         lines.append(f"  {dates_text(d['datetimes'])}")
     if d.get("dropped"):
         lines.append(f"  left out of T, H and S (--drop): {', '.join(d['dropped'])}")
-    if lines:
-        lines = ["", f"Values ({_READINGS.get(d.get('values'), d.get('values'))}):"] + lines
+    if lines and heading:
+        lines = ["", values_heading(d.get("values"))] + lines
     return lines
 
 

@@ -16,7 +16,7 @@ import argparse
 import sys
 
 from holdbench.benchmark.cli._pairs import add_pair_arguments, pair_mode
-from holdbench.benchmark.cli.evaluate import add_drop_argument
+from holdbench.benchmark.cli.evaluate import add_drop_argument, add_max_rows_argument, check_max_rows
 from holdbench.contracts.io import TABLE_TYPES
 
 
@@ -52,14 +52,13 @@ def register(subparsers) -> argparse.ArgumentParser:
                         "them (repeatable; without NAME= the only S)")
     p.add_argument("--unmask", action="store_true", help="show the values of the most exposed training records "
                                                          "(masked by default)")
-    p.add_argument("--max-rows", type=int, default=None,
-                   help="refuse an S with more rows than this (default 2,000,000) before reading it")
     p.add_argument("--n-jobs", type=int, default=None, help="worker threads (default: the metrics config's)")
     p.add_argument("--seed", type=int, default=None, help="seed of every sampling choice (default: the config's)")
     p.add_argument("--values", choices=("pandas", "lenient", "strict"), default="pandas",
                    help="how values of H and S not of T's column type are read (as holdbench evaluate)")
     p.add_argument("--sep", help="csv field separator (default: detected from the header line)")
     add_drop_argument(p)
+    add_max_rows_argument(p)
     p.set_defaults(func=run)
     return p
 
@@ -86,8 +85,7 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         raise ValueError(f"give a study name (holdbench report STUDY) or the files: missing {', '.join(missing)} "
                          "(holdbench report --train T --holdout H --synthetic S [S2 ...] --out DIR)")
-    if args.max_rows is not None and args.max_rows < 1:
-        raise ValueError(f"--max-rows must be a positive number of rows, got {args.max_rows}")
+    check_max_rows(args.max_rows)
     from holdbench.benchmark.outputs.filereport import build_report
     from holdbench.benchmark.outputs.filereport.inputs import named_paths
 

@@ -56,7 +56,8 @@ def test_table_names_and_the_refusals_name_the_file(tmp_path, frame):
 
 
 def test_the_file_report_reads_zipped_files_and_names_s_by_its_file(frame, tmp_path):
-    from holdbench.benchmark.outputs.filereport.inputs import count_rows, read_flat, stem
+    from holdbench.benchmark.cli._files import count_rows
+    from holdbench.benchmark.outputs.filereport.inputs import read_flat, stem
 
     half = len(frame) // 2
     paths = {}

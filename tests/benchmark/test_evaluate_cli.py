@@ -84,6 +84,21 @@ def test_errors_are_value_errors_with_clear_messages(tables, tmp_path):
     pd.read_csv(tables["synthetic"]).drop(columns="job").to_csv(bad, index=False)
     with pytest.raises(ValueError, match="missing \\['job'\\]"):
         run(base + ["--synthetic", str(bad)])
+    # an empty T, H or S, a --target T has not and an S over --max-rows are named before anything is read whole
+    empty = tmp_path / "empty.csv"
+    pd.read_csv(tables["synthetic"]).head(0).to_csv(empty, index=False)
+    for argv, message in (
+            (["evaluate", "--train", str(empty), "--holdout", str(tables["holdout"]), "--synthetic",
+              str(tables["synthetic"])], r"train \(T\) .*empty.csv: the file has a header but no rows"),
+            (base + ["--synthetic", str(empty)], r"synthetic .*empty.csv: the file has a header but no rows"),
+            (base + ["--synthetic", str(tables["synthetic"]), "--target", "income"],
+             r"--target 'income' is not a column of T \(.*train.csv\)"),
+            (base + ["--synthetic", str(tables["synthetic"]), "--max-rows", "149"],
+             r"synthetic .*synthetic.csv: about 150 rows, more than --max-rows 149"),
+            (base + ["--synthetic", str(tables["synthetic"]), "--max-rows", "0"], "--max-rows must be a positive")):
+        with pytest.raises(ValueError, match=message):
+            run(argv)
+    assert run(base + ["--synthetic", str(tables["synthetic"]), "--max-rows", "150", "--skip", "utility"]) == 0
 
 
 def test_dataset_option_takes_kinds_from_the_dataset_schema(tables, tmp_path, monkeypatch):
@@ -94,7 +109,8 @@ def test_dataset_option_takes_kinds_from_the_dataset_schema(tables, tmp_path, mo
         return types.SimpleNamespace(kinds={"age": "categorical", "job": "categorical", "flag": "numeric"}, dates=(),
                                      drop=())
 
-    monkeypatch.setitem(sys.modules, "holdbench.benchmark.data.tables", types.SimpleNamespace(dataset_schema=dataset_schema))
+    stub = types.SimpleNamespace(dataset_schema=dataset_schema, flat_config=lambda name: {})  # a config without drop
+    monkeypatch.setitem(sys.modules, "holdbench.benchmark.data.tables", stub)
     out_ds, out_plain = tmp_path / "ds.json", tmp_path / "plain.json"
     common = ["evaluate", "--train", str(tables["train"]), "--holdout", str(tables["holdout"]),
               "--synthetic", str(tables["synthetic"]), "--no-extended"]

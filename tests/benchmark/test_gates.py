@@ -307,3 +307,47 @@ def test_check_on_several_synthetic_files_judges_each_as_alone(tmp_path, capsys,
     # two files of one name are refused before anything is computed
     assert main([*base, "--synthetic", str(folder / "fresh.csv"), f"fresh.csv={folder / 'copy.csv'}"]) == 2
     assert "two files are named 'fresh.csv'" in capsys.readouterr().err
+
+
+def test_check_on_files_refuses_a_bad_file_before_any_s_is_evaluated_and_says_what_reading_noticed(
+        tmp_path, capsys, monkeypatch):
+    """An empty S, an S over --max-rows or (with --values strict) text in a numeric column of the LAST S stop the
+    run before the first S is evaluated, naming the file; at pandas' reading the text is read as missing and
+    the output says so, naming the file, the column and the count."""
+    rng = np.random.default_rng(5)
+
+    def table(n):
+        return pd.DataFrame({"a": rng.choice(list("abcdefgh"), n), "c": rng.integers(0, 12, n)})
+
+    for name in ("T", "H", "fresh"):
+        table(150).to_csv(tmp_path / f"{name}.csv", index=False)
+    table(0).to_csv(tmp_path / "empty.csv", index=False)
+    text = table(200).astype({"c": object})
+    text.loc[:6, "c"] = "unknown"  # 7 values
+    text.to_csv(tmp_path / "text.csv", index=False)
+    gates = _write(tmp_path, "targets:\n  share: {metric: dcr_share, use: ci_low, max: 0.9}\n")
+    base = ["check", "--train", str(tmp_path / "T.csv"), "--holdout", str(tmp_path / "H.csv"), "--gates", str(gates),
+            "--metrics", "demo", "--skip", "legal", "--skip", "disclosure", "--skip", "attacks", "--skip", "panel"]
+    import importlib
+
+    metrics_evaluate = importlib.import_module("holdbench.metrics.evaluate")  # the package re-exports the function
+    calls = []
+    real = metrics_evaluate.evaluate
+    monkeypatch.setattr(metrics_evaluate, "evaluate", lambda *a, **k: calls.append(1) or real(*a, **k))
+    fresh = str(tmp_path / "fresh.csv")
+    for extra, message in (([str(tmp_path / "empty.csv")], "empty.csv: the file has a header but no rows"),
+                           ([str(tmp_path / "text.csv"), "--values", "strict"],
+                            "text.csv: column 'c' (int) has 7 value(s) that are not a number"),
+                           ([str(tmp_path / "text.csv"), "--max-rows", "160"],
+                            "text.csv: about 200 rows, more than --max-rows 160")):
+        assert main([*base, "--synthetic", fresh, *extra]) == 2
+        assert message in capsys.readouterr().err
+        assert calls == []
+    assert main([*base, "--synthetic", fresh, str(tmp_path / "text.csv")]) == 0
+    assert len(calls) == 2
+    out = capsys.readouterr().out
+    assert f"synthetic {tmp_path / 'text.csv'}: values not of T's column type read as missing: c 7" in out
+    assert "fresh.csv: values" not in out
+    # the flat-file options are refused with a study
+    assert main(["check", str(tmp_path / "no_study"), "--max-rows", "5"]) == 2
+    assert "--max-rows applies to flat files" in capsys.readouterr().err

@@ -23,7 +23,8 @@ def _run(files, out, *synthetic, extra=()):
     (None, "columns differ from T"),
     ("", "cannot be read as a table"),
     ("age,hours,education,job,income\n", "a header but no rows"),
-    (b"age,hours,education,job,income\n30,40,\xff\xfe caf\xe9,job1,<=50K\n", "cannot be read as a table"),
+    (b"age,hours,education,job,income\n30,40,\xff\xfe caf\xe9,job1,<=50K\n",
+     "cannot be read as a table: it is not UTF-8 text (byte 0xff cannot be decoded); save it as UTF-8"),
 ])
 def test_refused_before_any_work(files, tmp_path, capsys, content, says):
     bad = tmp_path / "bad.csv"
