@@ -260,7 +260,8 @@ def _run_from_json(args: argparse.Namespace) -> int:
     from holdbench.benchmark.outputs.gates import DEFAULT_GATES, load_gates
     from holdbench.metrics.registry import specs_of
 
-    other = [o for o in ("study", "train", "holdout", "synthetic", "cell", "drop") if getattr(args, o, None)]
+    other = [o for o in ("study", "train", "holdout", "synthetic", "cell", "drop", "max_rows")
+             if getattr(args, o, None)] + (["values"] if args.values != "pandas" else [])
     if other or pair_mode(args):
         raise ValueError(f"--from-json judges a saved evaluation; it takes no {', '.join(other) or 'pair options'}")
     evaluations, saved, kinds, datasets, seen = [], set(), set(), set(), {}

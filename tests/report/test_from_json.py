@@ -91,3 +91,7 @@ def test_check_from_several_jsons_equals_check_on_the_files(files, tmp_path, cap
     capsys.readouterr()
     assert main(["check", "--from-json", str(saved["fresh"]), str(saved["fresh"])]) == 2
     assert f"are evaluations of two S named '{files['fresh'].name}'" in capsys.readouterr().err
+    # the options that only reading files takes are refused, named
+    for extra, named in ((["--max-rows", "10"], "max_rows"), (["--values", "strict"], "values")):
+        assert main(["check", "--from-json", str(saved["fresh"]), *extra]) == 2
+        assert f"it takes no {named}" in capsys.readouterr().err
