@@ -148,7 +148,9 @@ def test_worker_keeps_the_compiled_kernels_and_a_cached_run_gives_the_same_risks
     data = EvalData(train=t, holdout=h, synthetic=s, kinds=KINDS, target="y", seed=3)
     first = dataclasses.asdict(family.compute(data))
     index = sorted(p.name.split("-")[0] for p in (tmp_path / "numba").rglob("*.nbi"))
-    assert index == ["mixed_types_kneighbors._nearest_neighbors", "mixed_types_kneighbors.gower_distance"]
+    assert index == ["head_neighbours._insertion_sort", "head_neighbours._lt", "head_neighbours._partition",
+                     "head_neighbours.head_argsort", "head_neighbours.nearest_neighbors",
+                     "mixed_types_kneighbors.gower_distance"]
     second = dataclasses.asdict(family.compute(data))
     numbers = [k for k in first if k.startswith("anonymeter_") and not k.startswith("seconds_")]
     assert {k: first[k] for k in numbers} == {k: second[k] for k in numbers}
@@ -200,3 +202,80 @@ def test_indexed_singling_out_counts_equal_anonymeters_own(tmp_path, n_cols, see
             "n_baseline", "n_control", "warnings")
     assert {k: fast[k] for k in keys} == {k: own[k] for k in keys}
     assert own["n_success"] > 0  # the attack found queries: the equality is not 0 == 0
+
+
+HEAD = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    sys.path.insert(0, sys.argv[1])
+    import head_neighbours
+    import anonymeter.evaluators
+    from anonymeter.neighbors.mixed_types_kneighbors import _nearest_neighbors
+
+    rng = np.random.default_rng(7)
+    cases = differ = ties_at_cut = 0
+    for n in (1, 2, 3, 14, 15, 16, 17, 31, 200, 5000, 30000):
+        for k in sorted({1, 2, 5, 10, 15, 16, 40, n}):
+            if k > n:
+                continue
+            for kind in ("ties", "continuous"):
+                cand = rng.integers(0, 3, (n, 5)).astype(float)  # 3 categorical columns of 3 levels
+                cand[:, :2] = rng.integers(0, 4, (n, 2)) / 4 if kind == "ties" else rng.random((n, 2))
+                cand[rng.random((n, 5)) < 0.05] = np.nan  # one-sided NaN gives a NaN distance: sorted last
+                q = rng.integers(0, 3, (4, 5)).astype(float)
+                q[0, 0], q[1, 3] = np.nan, np.nan
+                want = _nearest_neighbors(q, cand, 2, k)
+                got = head_neighbours.nearest_neighbors(q, cand, 2, k)
+                cases += 1
+                differ += not (np.array_equal(want[0], got[0]) and np.array_equal(want[1], got[1], equal_nan=True))
+                if k < n:  # a tie across the cut: which of the equal records are kept is the sort's choice
+                    full = _nearest_neighbors(q, cand, 2, n)[1]
+                    ties_at_cut += int(np.sum(full[:, k - 1] == full[:, k]))
+    print(json.dumps({"cases": cases, "differ": differ, "ties_at_cut": ties_at_cut}))
+""")
+
+
+def test_head_neighbours_equal_anonymeters_own_nearest_neighbours():
+    """The worker's nearest-neighbour search (head_neighbours.py: anonymeter's Gower distances, only the head
+    of numba's quicksort sorted) returns anonymeter's own `_nearest_neighbors` indices and distances exactly:
+    ranges of 1 to 30,000 candidates around numba's insertion-sort threshold (15), 1 to all neighbours, tied
+    distances across the cut (so the quicksort's own choice among equal records matters) and NaN distances."""
+    from holdbench.metrics.anonymeter_bridge import WORKER
+
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    env.update(OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
+    proc = subprocess.run([str(PYTHON), "-I", "-c", HEAD, str(WORKER.parent)], check=False, capture_output=True,
+                          text=True, env=env, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["cases"] == 120 and out["differ"] == 0, out
+    assert out["ties_at_cut"] > 50, out  # the cut falls inside runs of equal distances, often
+
+
+def test_head_sort_leaves_linkability_and_inference_as_anonymeter_gives_them(tmp_path):
+    """Linkability and inference through the worker with its head sort (the default) and with anonymeter's full
+    sort (`head_sort: false`): the same risk, interval, rates and warnings to the last digit."""
+    from holdbench.metrics.anonymeter_bridge import _encode, run_worker
+
+    kinds = {"name": "categorical", "city": "categorical", "kids": "numeric", "income": "numeric",
+             "sex": "categorical", "age": "numeric"}
+    frames = {"train": _awkward(800, 21), "control": _awkward(800, 22), "synthetic": _awkward(3000, 23)}
+    frames["synthetic"].iloc[:400] = frames["train"].iloc[:400].to_numpy()  # near-copies: links to find
+    columns = list(kinds)
+    results = {}
+    for head in (True, False):
+        work = tmp_path / str(head)
+        work.mkdir()
+        for name, df in frames.items():
+            _encode(df, columns, kinds).to_parquet(work / f"{name}.parquet", index=False)
+        config = {"seed": 4, "n_attacks": 120, "n_attacks_multi": 10, "n_cols": 3, "max_attempts": 1_000,
+                  "aux_cols": [columns[:3], columns[3:]], "n_neighbors": 5, "secret": "sex", "regression": False,
+                  "n_jobs": 1, "evaluators": ["linkability", "inference"], "head_sort": head}
+        (work / "config.json").write_text(json.dumps(config))
+        payload, _, _ = run_worker(PYTHON, work, 600)
+        results[head] = payload["results"]
+    keys = ("risk", "ci_low", "ci_high", "attack_rate", "baseline_rate", "control_rate", "n_success",
+            "n_baseline", "n_control", "warnings")
+    for e in ("linkability", "inference"):
+        assert {k: results[True][e][k] for k in keys} == {k: results[False][e][k] for k in keys}, e
+    assert results[True]["linkability"]["n_success"] > 0 and results[True]["inference"]["n_success"] > 0

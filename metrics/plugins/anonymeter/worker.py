@@ -18,7 +18,9 @@ lists whose order polars leaves to hashing (see `_stable_polars`): those are put
 
 Speed, same numbers: multivariate singling-out counts its candidate queries on S from an index
 (`_IndexedCounts`; config.json `indexed_counts: false` counts them with anonymeter's own polars code,
-which the tests compare it with), and numba keeps anonymeter's compiled kernels on disk (`_cache_compiled`).
+which the tests compare it with); the nearest-neighbour search of linkability and inference sorts only the
+part of each distance array that holds the nearest records, with anonymeter's own sort (head_neighbours.py;
+`head_sort: false` uses anonymeter's full sort); numba keeps the compiled kernels on disk (`_cache_compiled`).
 """
 
 import functools
@@ -86,6 +88,21 @@ def _cache_compiled() -> None:
     for obj in vars(kneighbors).values():
         if isinstance(obj, CPUDispatcher):
             obj.enable_caching()
+
+
+def _use_head_neighbours(on: bool) -> None:
+    """Linkability's and inference's neighbour search through head_neighbours.py (on) or anonymeter's own.
+
+    head_neighbours.py, beside this file, is imported by its own name (not run as a script) so that numba can
+    keep its compiled kernels in its cache and load them in later runs."""
+    if not on:
+        return
+    import anonymeter.neighbors.mixed_types_kneighbors as kneighbors
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import head_neighbours
+
+    kneighbors._nearest_neighbors = head_neighbours.nearest_neighbors
 
 
 class _Pending:
@@ -402,6 +419,7 @@ def main(argv: list) -> int:
     modules = {"singling": singling, "linkability": linkability, "inference": inference}
     _stable_polars(singling.pl)  # polars, reached through anonymeter's own import
     _cache_compiled()
+    _use_head_neighbours(bool(cfg.get("head_sort", True)))
     frames = {k: pd.read_parquet(workdir / f"{k}.parquet", pre_buffer=False) for k in ("train", "control", "synthetic")}
     results = {name: _run_one(name, cfg, frames, modules) for name in cfg["evaluators"]}
     from importlib.metadata import version
