@@ -19,8 +19,9 @@ except multivariate singling-out, which gets 100 on 3 columns with at most 200,0
 attempts (anonymeter: 500 and 10,000,000): on adult only ~0.2% of random 3-column predicates
 drawn from S single out a record of S, so that attack needs tens of thousands of attempts (the
 worker counts them from an index, ~0.05 CPU s per 1,000 attempts on a 50,000-row S, where
-anonymeter's own counting takes ~0.3; same results); with these settings the three evaluators take
-about 10 CPU s on adult with |S| = 50,000 (see scripts/bench/bench_anonymeter.py). Linkability: the columns of T split in two halves in T's order
+anonymeter's own counting takes ~0.3; same results); with these settings the four evaluators take
+about 7.5 CPU s on adult with |S| = 50,000, the worker about 9 with its start-up (measured by
+scripts/bench/bench_anonymeter.py). Linkability: the columns of T split in two halves in T's order
 (the first ceil(p/2) known to the attacker from one source, the rest from the other); a link is
 claimed when the two halves share one of their 10 nearest S records (anonymeter's default of 1
 neighbour never beats its random baseline on adult: 0 links in 500 attacks on synthpop, so the

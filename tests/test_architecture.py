@@ -192,3 +192,25 @@ def test_parquet_is_read_without_pre_buffering():
     assert bad == []
     assert _PARQUET_READ.search("x = pd.read_parquet(path)\n") and not _PARQUET_READ.search(
         "pd.read_parquet(path, pre_buffer=False)")
+
+
+def test_scripts_import_only_names_that_exist():
+    """Every `from holdbench.X import name` in scripts/ (benchmark and docs scripts, which no test runs whole)
+    names a module and an attribute that exist: a renamed constant breaks the script's import here, not at a
+    user's next measurement."""
+    import importlib
+
+    missing = []
+    for path in sorted((REPO / "scripts").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.ImportFrom) and (node.module or "").startswith("holdbench")):
+                continue
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                if alias.name == "*" or hasattr(module, alias.name):
+                    continue
+                try:
+                    importlib.import_module(f"{node.module}.{alias.name}")
+                except ImportError:
+                    missing.append(f"{path.relative_to(REPO)}: {node.module}.{alias.name}")
+    assert missing == []

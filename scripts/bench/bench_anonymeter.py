@@ -39,8 +39,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from holdbench.metrics.anonymeter_bridge import (
+    ENV,
     EVALUATORS,
-    REQUIREMENTS,
     Anonymeter,
     anonymeter_python,
     install_command,
@@ -148,7 +148,7 @@ def install_time() -> None:
         venv = Path(tmp) / "venv"
         start = time.perf_counter()
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS)],
+        subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "-r", str(ENV.requirements_path)],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         seconds = time.perf_counter() - start
         size = subprocess.run(["du", "-sm", str(venv)], check=True, capture_output=True, text=True).stdout.split()[0]

@@ -11,7 +11,6 @@ import pandas as pd
 from holdbench.benchmark.cli._files import MAX_SYNTHETIC_ROWS, check_files
 
 
-
 @dataclass
 class Inputs:
     """T, H and the named S tables, their schema, roles and what reading them noticed."""
