@@ -13,11 +13,14 @@ wall, because the machine is shared; on an idle core they are the same).
                     control, S = (a) each column of T permuted independently, (b) T resampled
                     with replacement (|T| rows), (c) H itself; prints the bridge's risks and, from
                     anonymeter's own query builder in the venv, where the queries come from
+  --neighbours      linkability and inference (study setting) through the worker with its head sort
+                    (head_neighbours.py, the default) and with anonymeter's own full sort (`head_sort: false`), in
+                    one run: each one's CPU per evaluator, the ratio, and whether the results are identical
   --install-time    time `python3 -m venv` + `pip install -r metrics/plugins/anonymeter/requirements.txt`
                     into a temporary directory (downloads ~200 MB) and report its size
 
 Usage: python scripts/bench/bench_anonymeter.py [--shared DIR] [--synth synthpop] [--only study|default]
-       [--repeat] [--singling-out] [--install-time]
+       [--repeat] [--singling-out] [--neighbours] [--install-time]
 """
 
 from __future__ import annotations
@@ -42,8 +45,11 @@ from holdbench.metrics.anonymeter_bridge import (
     ENV,
     EVALUATORS,
     Anonymeter,
+    _checked_kinds,
+    _encode,
     anonymeter_python,
     install_command,
+    run_worker,
 )
 from holdbench.metrics.registry import EvalData, scalars
 
@@ -143,6 +149,31 @@ def singling_out(data: EvalData, python: Path) -> None:
             print(out.stdout.rstrip())
 
 
+def neighbours(data: EvalData, python: Path) -> None:
+    """Linkability and inference with the worker's head sort and with anonymeter's full sort, same files."""
+    columns = list(data.train.columns)
+    family = Anonymeter()
+    config, _, _ = family._config(data, columns, _checked_kinds(data, columns))
+    config["evaluators"] = ["linkability", "inference"]
+    keys = ("risk", "ci_low", "ci_high", "attack_rate", "baseline_rate", "control_rate", "n_success", "warnings")
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="anonymeter-neighbours-") as tmp:
+        for name, df in (("train", data.train), ("control", data.holdout), ("synthetic", data.synthetic)):
+            _encode(df, columns, data.kinds).to_parquet(Path(tmp) / f"{name}.parquet", index=False)
+        for head in (True, True, False):  # the first run fills numba's cache for the head sort; not reported
+            (Path(tmp) / "config.json").write_text(json.dumps({**config, "head_sort": head}))
+            payload, _, _ = run_worker(python, Path(tmp), 1800, 1)
+            results[head] = payload["results"]
+    print(f"\n{'evaluator':12s} {'head sort cpu s':>16s} {'full sort cpu s':>16s} {'ratio':>7s} identical")
+    for e in config["evaluators"]:
+        head, full = results[True][e], results[False][e]
+        same = {k: head[k] for k in keys} == {k: full[k] for k in keys}
+        print(f"{e:12s} {head['cpu_seconds']:16.2f} {full['cpu_seconds']:16.2f} "
+              f"{full['cpu_seconds'] / head['cpu_seconds']:6.2f}x {same}")
+        if not same:
+            sys.exit(f"{e}: the head sort and anonymeter's full sort give different results")
+
+
 def install_time() -> None:
     with tempfile.TemporaryDirectory(prefix="anonymeter-venv-") as tmp:
         venv = Path(tmp) / "venv"
@@ -163,6 +194,7 @@ def main() -> None:
     ap.add_argument("--repeat", action="store_true")
     ap.add_argument("--install-time", action="store_true")
     ap.add_argument("--singling-out", action="store_true")
+    ap.add_argument("--neighbours", action="store_true")
     args = ap.parse_args()
     if args.install_time:
         install_time()
@@ -174,6 +206,9 @@ def main() -> None:
     data = load(shared_dir(args.shared), args.synth)
     if args.singling_out:
         singling_out(data, python)
+        return
+    if args.neighbours:
+        neighbours(data, python)
         return
     print(f"adult: |T| = {len(data.train)}, |H| = {len(data.holdout)}, |S| = {len(data.synthetic)} ({args.synth})")
     for label, opts in SETTINGS.items():
