@@ -26,7 +26,8 @@ _INF_BITS = np.int32(0x7F800000)
 #: functions jitted on first use, with their numba options beyond nogil=True, cache=True; callees
 #: before callers, so a caller compiles against the dispatchers of its callees
 _JIT = {"_joint_counts": {}, "_marginal_tvds": {}, "_insert_sorted": {}, "_merge_tile": {},
-        "_count_mismatches": {"inline": "always"}, "_hamming_smallest": {}, "_gower_smallest": {}}
+        "_count_mismatches": {"inline": "always"}, "_hamming_smallest": {}, "_gower_smallest": {},
+        "_smallest_from_dots": {}}
 _LOCK = threading.Lock()
 _jitted = False
 
@@ -84,6 +85,17 @@ def gower_smallest(q_num, q_cat, r_num, r_cat, k, count_buf, dist_buf, dist_bits
     view them as float32; +inf where refs has fewer than k rows.
     """
     return _jit()["_gower_smallest"](q_num, q_cat, r_num, r_cat, k, count_buf, dist_buf, dist_bits)
+
+
+def smallest_from_dots(dots, q_norms, r_norms, m, out_sq, out_idx):
+    """The m smallest |q|² + |r|² − 2 q·r of each row of dots (= queries @ refs.T), ascending, and their refs.
+
+    dots: (n_q, n_r) float64; q_norms (n_q,), r_norms (n_r,): squared norms; out_sq (n_q, m) float64 and
+    out_idx (n_q, m) int64 are filled. The values are the matrix-product form of squared Euclidean
+    distances (scikit-learn's brute-force form: fast, off by rounding near 0), for a caller that recomputes
+    the candidates' distances exactly; negative values (rounding) are kept as they come.
+    """
+    _jit()["_smallest_from_dots"](dots, q_norms, r_norms, m, out_sq, out_idx)
 
 
 def _joint_counts(codes, start, stop, combo, cards, size, keys):
@@ -281,6 +293,30 @@ def _gower_smallest(q_num, q_cat, r_num, r_cat, k, count_buf, dist_buf, dist_bit
         for b in range(min(4, n_q - q0)):
             out[q0 + b, :] = best[b]
     return out
+
+
+def _smallest_from_dots(dots, q_norms, r_norms, m, out_sq, out_idx):
+    """The numba body of smallest_from_dots (jitted by _jit)."""
+    n_r = dots.shape[1]
+    for a in range(dots.shape[0]):
+        best = out_sq[a]
+        idx = out_idx[a]
+        best[:] = np.inf
+        idx[:] = -1
+        q = q_norms[a]
+        row = dots[a]
+        worst = np.inf
+        for j in range(n_r):
+            d = (q + r_norms[j]) - 2.0 * row[j]
+            if d < worst:
+                pos = m - 1
+                while pos > 0 and best[pos - 1] > d:
+                    best[pos] = best[pos - 1]
+                    idx[pos] = idx[pos - 1]
+                    pos -= 1
+                best[pos] = d
+                idx[pos] = j
+                worst = best[m - 1]
 
 
 def tile_buffer(dtype) -> np.ndarray:

@@ -24,8 +24,9 @@ Representation (choices the definitions leave open, fixed here):
 - Standardising: mean and SD with ddof 0 (StandardScaler); a constant column keeps scale 1.
 
 Distances: exact, float64. Distinct T rows are searched once (multiplicities counted), distinct
-query rows searched once. Candidates come from scikit-learn's brute-force search, whose
-|x|² − 2x·y + |y|² form is fast but off by up to ~1e-8 near 0 (exact duplicates came out at
+query rows searched once. Candidates come from a brute-force search in the |x|² − 2x·y + |y|² form
+(blocks of query rows against every T row by one matrix product, the nearest kept by a numba kernel),
+fast but off by up to ~1e-8 near 0 (exact duplicates came out at
 distances like 8e-8, which breaks d1/d5 with 0/0 := 1); their distances are recomputed as
 sqrt(Σ_c (x_c − y_c)²) and a row is accepted only if no other T row can be nearer than its
 k-th exact distance within the search's error bound (else it is searched again, at worst
@@ -52,11 +53,12 @@ from itertools import pairwise
 
 import numpy as np
 import pandas as pd
-from sklearn.neighbors import NearestNeighbors
+from joblib import Parallel, delayed
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
 from holdbench.metrics._discretise import factorize_labels, numeric_values
+from holdbench.metrics._kernels import smallest_from_dots
 from holdbench.metrics.registry import EvalData, MetricFamily, artifact, metric
 
 LABEL = "Bale & Quick (Euclidean; S and H sides standardised on S, leave-one-out on T)"
@@ -68,6 +70,8 @@ _MAX_CANDIDATES = 256
 """Past this many candidates a row's distances are computed against every distinct T row."""
 _CHUNK = 8192
 """Query rows per block (bounds the candidate arrays)."""
+_DOT_ROWS = 128
+"""Query rows per matrix product of the candidate search (128 x |T| products, ~25 MB for 24,000 T rows)."""
 _HOLDOUT_ROW_REASON = ("holdout row: S is H, so the holdout reference compares H with itself; "
                        "its pass fields are undefined (the leave-one-out ones are computed)")
 
@@ -207,7 +211,7 @@ def _sq_dist(q: np.ndarray, ref: np.ndarray) -> np.ndarray:
 class _Reference:
     """The distinct rows of T (with multiplicities), searched for exact k-nearest distances.
 
-    Candidates come from scikit-learn's brute-force search (fast, but its |x|²−2x·y+|y|² form is
+    Candidates come from a brute-force search in the |x|²−2x·y+|y|² form (`_candidates`: fast, but
     off by up to ~1e-8 near distance 0); their distances are then recomputed exactly (column by
     column, float64), and a row is accepted only when no point outside its candidates can be
     nearer than its k-th exact distance given the search's error bound; otherwise it is searched
@@ -216,8 +220,30 @@ class _Reference:
     def __init__(self, x: np.ndarray, n_jobs: int = 1) -> None:
         rows, inverse, counts = np.unique(x, axis=0, return_inverse=True, return_counts=True)
         self.rows, self.inverse, self.counts = rows, inverse.reshape(-1), counts
-        self.index = NearestNeighbors(algorithm="brute", n_jobs=n_jobs).fit(rows)
-        self.max_sq = float((rows * rows).sum(axis=1).max()) if len(rows) else 0.0
+        self.rows_t = np.ascontiguousarray(rows.T)
+        self.norms = np.einsum("ij,ij->i", rows, rows)
+        self.n_jobs = max(1, int(n_jobs))
+        self.max_sq = float(self.norms.max()) if len(rows) else 0.0
+
+    def _candidates(self, q: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+        """(n, m) approximate squared distances |q|² − 2q·r + |r|² to the m nearest distinct T rows,
+        ascending, and those rows' indices: one matrix product per _DOT_ROWS query rows, with several
+        jobs blocks in parallel threads (one BLAS thread each)."""
+        sq, idx = np.empty((len(q), m)), np.empty((len(q), m), dtype=np.int64)
+        q_norms = np.einsum("ij,ij->i", q, q)
+
+        def block(a: int) -> None:
+            b = min(a + _DOT_ROWS, len(q))
+            smallest_from_dots(q[a:b] @ self.rows_t, q_norms[a:b], self.norms, m, sq[a:b], idx[a:b])
+
+        starts = range(0, len(q), _DOT_ROWS)
+        if self.n_jobs == 1 or len(starts) == 1:
+            for a in starts:
+                block(a)
+        else:
+            with threadpool_limits(limits=1):
+                Parallel(n_jobs=self.n_jobs, backend="threading")(delayed(block)(a) for a in starts)
+        return sq, idx
 
     def kdist(self, queries: np.ndarray, k: int, own: np.ndarray | None = None) -> np.ndarray:
         """(n, k) exact smallest distances of each query row to T's records (multiplicities
@@ -241,9 +267,9 @@ class _Reference:
                     np.broadcast_to(np.arange(n_ref), d2.shape)
                 out[todo] = self._expand(np.take_along_axis(d2, ind, axis=1), ind, k, own, todo)
                 break
-            approx, ind = self.index.kneighbors(qq, n_neighbors=m, return_distance=True)
+            approx_sq, ind = self._candidates(qq, m)
             dk = self._expand(_sq_dist(qq, self.rows[ind]), ind, k, own, todo)
-            bound = approx[:, -1] ** 2 - 1e-10 * ((qq * qq).sum(axis=1) + self.max_sq + 1.0)
+            bound = approx_sq[:, -1] - 1e-10 * ((qq * qq).sum(axis=1) + self.max_sq + 1.0)
             ok = dk[:, -1] ** 2 <= bound
             out[todo[ok]] = dk[ok]
             todo = todo[~ok]

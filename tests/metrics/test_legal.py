@@ -14,9 +14,9 @@ from holdbench.metrics.legal import LegalCriteria, LegalResult, _encode
 from holdbench.metrics.registry import EvalData, artifacts, scalars, specs_of
 
 
-def run(t, h, s, kinds=None, holdout_row=False, **options) -> LegalResult:
+def run(t, h, s, kinds=None, holdout_row=False, n_jobs=1, **options) -> LegalResult:
     kinds = kinds or {c: "numeric" for c in t.columns}
-    return LegalCriteria(**options).compute(EvalData(t, h, s, kinds, holdout_row=holdout_row))
+    return LegalCriteria(**options).compute(EvalData(t, h, s, kinds, holdout_row=holdout_row, n_jobs=n_jobs))
 
 
 def test_hand_example_one_column_k2():
@@ -63,8 +63,9 @@ def brute(t: np.ndarray, h: np.ndarray, s: np.ndarray, k: int, delta: float):
     return out
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_matches_brute_force_with_duplicates(seed):
+@pytest.mark.parametrize(("seed", "n_jobs"), [(0, 1), (1, 1), (0, 2)])
+def test_matches_brute_force_with_duplicates(seed, n_jobs):
+    """Queries in several blocks of the candidate search (300 S rows; 128 per block), in one or two threads."""
     rng = np.random.default_rng(seed)
     t = rng.integers(0, 4, (300, 3)).astype(float) + np.c_[rng.normal(0, 1, 300), np.zeros((300, 2))]
     t[:40] = t[0]           # 40 copies of one row: more than k+1, so ties push the row itself out
@@ -72,7 +73,8 @@ def test_matches_brute_force_with_duplicates(seed):
     h = rng.integers(0, 4, (150, 3)).astype(float)
     s = np.vstack([t[rng.integers(0, 300, 100)], rng.normal(1.5, 1.2, (200, 3))])
     cols = ["a", "b", "c"]
-    r = run(pd.DataFrame(t, columns=cols), pd.DataFrame(h, columns=cols), pd.DataFrame(s, columns=cols), k=5)
+    r = run(pd.DataFrame(t, columns=cols), pd.DataFrame(h, columns=cols), pd.DataFrame(s, columns=cols), k=5,
+            n_jobs=n_jobs)
     (ims_s, dcr_s, n_s), (ims_h, dcr_h, n_h), (ims_l, dcr_l, n_l) = brute(t, h, s, 5, 0.001)
     got = [r.legal_ims_synthetic, r.legal_dcr_p05_synthetic, r.legal_nndr_p05_synthetic,
            r.legal_ims_holdout, r.legal_dcr_p05_holdout, r.legal_nndr_p05_holdout,
@@ -150,3 +152,32 @@ def test_result_contract_and_bad_options():
             LegalCriteria(**bad)
     with pytest.raises(ValueError, match="'x'"):
         LegalCriteria().compute(EvalData(t, t, t, {}))
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_candidate_search_returns_the_nearest_rows_within_its_error_bound(n_jobs):
+    """The fast candidate search (|q|² − 2q·r + |r|² by blocks of matrix products, the m smallest kept by a
+    numba kernel) against exact distances from scipy: each row's m candidates are m distinct T rows, their
+    values ascending and within the documented bound of their exact squared distances, and no T row left
+    out is nearer than the m-th candidate beyond that bound; two threads give the one-thread result exactly."""
+    from holdbench.metrics.legal import _Reference
+
+    rng = np.random.default_rng(5)
+    t = np.round(rng.normal(0, 1, (900, 4)), 1)  # rounded: many equal distances
+    t[:60] = t[0]
+    q = np.vstack([t[rng.integers(0, 900, 200)], np.round(rng.normal(0, 1.2, (400, 4)), 1)])  # 5 blocks
+    ref = _Reference(t, n_jobs=n_jobs)
+    m = 12
+    sq, idx = ref._candidates(q, m)
+    exact = cdist(q, ref.rows, "sqeuclidean")
+    tol = 1e-10 * ((q * q).sum(axis=1) + ref.max_sq + 1.0)
+    assert (np.diff(sq, axis=1) >= 0).all()
+    assert all(len(set(row)) == m for row in idx)
+    picked = np.take_along_axis(exact, idx, axis=1)
+    assert (np.abs(picked - sq) <= tol[:, None]).all()
+    left = exact.copy()
+    np.put_along_axis(left, idx, np.inf, axis=1)
+    assert (left.min(axis=1) >= picked.max(axis=1) - 2 * tol).all()
+    if n_jobs == 2:
+        assert [a.tolist() for a in ref._candidates(q, m)] == [a.tolist() for a in
+                                                              _Reference(t, n_jobs=1)._candidates(q, m)]
