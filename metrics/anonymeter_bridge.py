@@ -223,9 +223,7 @@ class Anonymeter(MetricFamily):
         frames = {"train": data.train, "control": data.holdout, "synthetic": data.synthetic}
         with tempfile.TemporaryDirectory(prefix="holdbench-anonymeter-") as tmp:
             workdir = Path(tmp)
-            for name, df in frames.items():
-                _encode(df, columns, kinds).to_parquet(workdir / f"{name}.parquet", index=False)
-            (workdir / "config.json").write_text(json.dumps(config, indent=1))
+            write_inputs(workdir, frames, columns, kinds, config)
             payload, seconds, cpu = run_worker(python, workdir, self.timeout_seconds, data.n_jobs)
         if "missing" in payload:
             return _nan_result(f"anonymeter not installed: {install_command()} ({python}: {payload['missing']})")
@@ -274,6 +272,15 @@ class Anonymeter(MetricFamily):
                   "n_neighbors": self.n_neighbors, "secret": secret, "regression": bool(regression),
                   "n_jobs": max(1, int(data.n_jobs)), "evaluators": evaluators}
         return config, skipped, secret
+
+
+def write_inputs(workdir: Path, frames: dict[str, pd.DataFrame], columns: list[str], kinds: dict[str, str],
+                 config: dict) -> None:
+    """The worker's inputs in workdir: `<name>.parquet` per frame (train, control, synthetic; encoded by
+    `_encode`) and config.json."""
+    for name, df in frames.items():
+        _encode(df, columns, kinds).to_parquet(workdir / f"{name}.parquet", index=False)
+    (workdir / "config.json").write_text(json.dumps(config, indent=1))
 
 
 def run_worker(python: Path, workdir: Path, timeout: float, n_jobs: int = 1) -> tuple[dict, float, float]:

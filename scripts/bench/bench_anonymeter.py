@@ -46,10 +46,10 @@ from holdbench.metrics.anonymeter_bridge import (
     EVALUATORS,
     Anonymeter,
     _checked_kinds,
-    _encode,
     anonymeter_python,
     install_command,
     run_worker,
+    write_inputs,
 )
 from holdbench.metrics.registry import EvalData, scalars
 
@@ -157,11 +157,10 @@ def neighbours(data: EvalData, python: Path) -> None:
     config["evaluators"] = ["linkability", "inference"]
     keys = ("risk", "ci_low", "ci_high", "attack_rate", "baseline_rate", "control_rate", "n_success", "warnings")
     results = {}
+    frames = {"train": data.train, "control": data.holdout, "synthetic": data.synthetic}
     with tempfile.TemporaryDirectory(prefix="anonymeter-neighbours-") as tmp:
-        for name, df in (("train", data.train), ("control", data.holdout), ("synthetic", data.synthetic)):
-            _encode(df, columns, data.kinds).to_parquet(Path(tmp) / f"{name}.parquet", index=False)
         for head in (True, True, False):  # the first run fills numba's cache for the head sort; not reported
-            (Path(tmp) / "config.json").write_text(json.dumps({**config, "head_sort": head}))
+            write_inputs(Path(tmp), frames, columns, data.kinds, {**config, "head_sort": head})
             payload, _, _ = run_worker(python, Path(tmp), 1800, 1)
             results[head] = payload["results"]
     print(f"\n{'evaluator':12s} {'head sort cpu s':>16s} {'full sort cpu s':>16s} {'ratio':>7s} identical")

@@ -172,30 +172,35 @@ def _awkward(n: int, seed: int) -> pd.DataFrame:
                          "age": rng.integers(18, 90, n).astype(float)})
 
 
+AWKWARD_KINDS = {"name": "categorical", "city": "categorical", "kids": "numeric", "income": "numeric",
+                 "sex": "categorical", "age": "numeric"}
+
+
+def _worker_results(work, frames: dict, config: dict) -> dict:
+    """The worker's `results` on `_awkward` frames: the bridge's inputs written into `work` with `config` (over
+    one job, no regression, the columns' two halves as linkability's sources), one worker run."""
+    from holdbench.metrics.anonymeter_bridge import run_worker, write_inputs
+
+    columns = list(AWKWARD_KINDS)
+    work.mkdir()
+    write_inputs(work, frames, columns, AWKWARD_KINDS, {"aux_cols": [columns[:3], columns[3:]], "regression": False,
+                                                        "n_jobs": 1, **config})
+    payload, _, _ = run_worker(PYTHON, work, 600)
+    return payload["results"]
+
+
 @pytest.mark.parametrize(("n_cols", "seed"), [(3, 0), (4, 5), (5, 9)])
 def test_indexed_singling_out_counts_equal_anonymeters_own(tmp_path, n_cols, seed):
     """Multivariate singling-out with the worker's index (_IndexedCounts) gives anonymeter's own result to
     the last digit (risk, interval, rates, number of successful queries) on data with quotes in texts,
     missing texts and numbers, integers with gaps, and both rare and frequent values; and the index is used."""
-    from holdbench.metrics.anonymeter_bridge import _encode, run_worker
-
-    kinds = {"name": "categorical", "city": "categorical", "kids": "numeric", "income": "numeric",
-             "sex": "categorical", "age": "numeric"}
     frames = {"train": _awkward(1500, seed + 1), "control": _awkward(1500, seed + 2),
               "synthetic": _awkward(9000, seed + 3)}  # three slices of the scan
-    columns = list(kinds)
     results = {}
     for indexed in (True, False):
-        work = tmp_path / str(indexed)
-        work.mkdir()
-        for name, df in frames.items():
-            _encode(df, columns, kinds).to_parquet(work / f"{name}.parquet", index=False)
         config = {"seed": seed, "n_attacks": 50, "n_attacks_multi": 60, "n_cols": n_cols, "max_attempts": 6_000,
-                  "aux_cols": [columns[:3], columns[3:]], "n_neighbors": 5, "secret": None, "regression": False,
-                  "n_jobs": 1, "evaluators": ["singling_multi"], "indexed_counts": indexed}
-        (work / "config.json").write_text(json.dumps(config))
-        payload, _, _ = run_worker(PYTHON, work, 600)
-        results[indexed] = payload["results"]["singling_multi"]
+                  "n_neighbors": 5, "secret": None, "evaluators": ["singling_multi"], "indexed_counts": indexed}
+        results[indexed] = _worker_results(tmp_path / str(indexed), frames, config)["singling_multi"]
     fast, own = results[True], results[False]
     assert fast["indexed_batches"] >= 1 and own["indexed_batches"] is None
     keys = ("risk", "ci_low", "ci_high", "attack_rate", "baseline_rate", "control_rate", "n_success",
@@ -255,25 +260,13 @@ def test_head_neighbours_equal_anonymeters_own_nearest_neighbours():
 def test_head_sort_leaves_linkability_and_inference_as_anonymeter_gives_them(tmp_path):
     """Linkability and inference through the worker with its head sort (the default) and with anonymeter's full
     sort (`head_sort: false`): the same risk, interval, rates and warnings to the last digit."""
-    from holdbench.metrics.anonymeter_bridge import _encode, run_worker
-
-    kinds = {"name": "categorical", "city": "categorical", "kids": "numeric", "income": "numeric",
-             "sex": "categorical", "age": "numeric"}
     frames = {"train": _awkward(800, 21), "control": _awkward(800, 22), "synthetic": _awkward(3000, 23)}
     frames["synthetic"].iloc[:400] = frames["train"].iloc[:400].to_numpy()  # near-copies: links to find
-    columns = list(kinds)
     results = {}
     for head in (True, False):
-        work = tmp_path / str(head)
-        work.mkdir()
-        for name, df in frames.items():
-            _encode(df, columns, kinds).to_parquet(work / f"{name}.parquet", index=False)
         config = {"seed": 4, "n_attacks": 120, "n_attacks_multi": 10, "n_cols": 3, "max_attempts": 1_000,
-                  "aux_cols": [columns[:3], columns[3:]], "n_neighbors": 5, "secret": "sex", "regression": False,
-                  "n_jobs": 1, "evaluators": ["linkability", "inference"], "head_sort": head}
-        (work / "config.json").write_text(json.dumps(config))
-        payload, _, _ = run_worker(PYTHON, work, 600)
-        results[head] = payload["results"]
+                  "n_neighbors": 5, "secret": "sex", "evaluators": ["linkability", "inference"], "head_sort": head}
+        results[head] = _worker_results(tmp_path / str(head), frames, config)
     keys = ("risk", "ci_low", "ci_high", "attack_rate", "baseline_rate", "control_rate", "n_success",
             "n_baseline", "n_control", "warnings")
     for e in ("linkability", "inference"):

@@ -108,7 +108,7 @@ def head_argsort(a, k):
 @njit(nogil=True, cache=True)
 def nearest_neighbors(queries, candidates, cat_cols_index, n_neighbors):
     """anonymeter's `_nearest_neighbors` (mixed_types_kneighbors.py), same arguments and results: its Gower
-    distances to every candidate, the n_neighbors nearest from `_head_argsort` instead of a full argsort."""
+    distances to every candidate, the n_neighbors nearest from `head_argsort` instead of a full argsort."""
     idx = np.zeros((queries.shape[0], n_neighbors), dtype=np.int64)
     dists = np.zeros((queries.shape[0], n_neighbors), dtype=np.float64)
     for ix in range(queries.shape[0]):
