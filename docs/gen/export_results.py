@@ -17,7 +17,9 @@ not list) are removed; tables from other sources (a benchmark script's, e.g. the
 table) are kept with their own provenance. With --merge, a run of some cells adds to the committed
 leaderboard instead: its rows replace those of the same dataset, synthesizer and seed, the others are
 kept, the rows follow the study config's order, and the provenance lists both runs' commands and
-commits (library versions: those both runs share).
+commits (library versions: those both runs share). A run may have columns the committed leaderboard lacks
+(the study's metrics config computes more than when the kept rows ran): they are added, empty in the kept
+rows, and the entry's note names those rows; any other difference of columns is refused.
 """
 
 from __future__ import annotations
@@ -135,8 +137,12 @@ def _merge(out: Path, cols: list[str], rows: list[list[str]], entry: dict, resul
         raise FileNotFoundError(f"--merge: {out} has no leaderboard.csv and provenance.json to merge with")
     with board.open(newline="") as fh:
         old = list(csv.reader(fh))
-    if old[0] != cols:
+    added = [c for c in cols if c not in old[0]]
+    if [c for c in cols if c in old[0]] != old[0]:
         raise ValueError(f"{board}: columns {old[0]} differ from this run's {cols}; export without --merge")
+    if added:  # the study computes more than when the kept rows ran: their cells of the new columns stay empty
+        where = [cols.index(c) for c in old[0]]
+        old = [cols] + [[row[where.index(i)] if i in where else "" for i in range(len(cols))] for row in old[1:]]
     doc = json.loads(prov_path.read_text())
     previous = next((t for t in doc.get("tables", []) if t.get("file") == "leaderboard.csv"), None)
     if previous is None:
@@ -156,6 +162,12 @@ def _merge(out: Path, cols: list[str], rows: list[list[str]], entry: dict, resul
               "run_date": max(previous.get("run_date") or "", entry["run_date"]),
               "date": max(previous.get("date") or "", entry["date"]),
               "versions": {k: v for k, v in entry["versions"].items() if old_versions.get(k) == v}}
+    kept = [r for r in old[1:] if tuple(r[:3]) not in ran]
+    if added and kept:
+        cells = ", ".join("/".join(r[:2]) for r in kept)
+        note = (f"{', '.join(added)}: not computed by the earlier run(s), whose metrics config did not have them, "
+                f"so empty for {cells}")
+        merged["note"] = f"{previous['note']}; {note}" if previous.get("note") else note
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(cols)

@@ -2,7 +2,8 @@
 
     python scripts/bench/audit_tables.py results/audit results/published/audit [--merge] [--fit-times LOG ...]
     python scripts/bench/audit_tables.py results/audit_recheck results/published/audit --recheck
-    python scripts/bench/audit_tables.py --refresh results/published/audit   (the derived columns only)
+    python scripts/bench/audit_tables.py --refresh results/published/audit   (the derived columns only: epsilon.csv's
+        largest provable ε and audit gate, and the side of recheck.csv and one_run.csv that repeats epsilon.csv)
 
 Writes
 - `epsilon.csv`: per cell, the generator (the class its config named), the configured ε (what the cell
@@ -22,7 +23,8 @@ Writes
   run's (test fits, shadow seed, the per-target AUCs, the audited and the largest provable ε);
 - with --one-run (a run of the `audit_one_run` study: some of the audit's cells again under the one-run bound):
   only `one_run.csv`, each cell's committed epsilon.csv row (per-target bound) beside this run's (targets,
-  right guesses of all guesses, AUCs, the one-run bound and its ceiling, as the cell recorded it);
+  right guesses of all guesses, AUCs, the one-run bound and its ceiling, as the cell recorded it; with --merge
+  the committed rows of cells this run does not hold are kept);
 and adds their entries to provenance.json (run `docs/gen/export_results.py` first: it writes the
 leaderboard and the provenance file these join). With --merge, the committed rows of cells this run
 does not hold are kept (as `export_results.py --merge` keeps the leaderboard's): a run of a few cells
@@ -208,6 +210,11 @@ def _generator_of(name: str) -> str:
     return str(target).rsplit(".", 1)[-1] if target else ""
 
 
+def _study_of(res) -> dict:
+    """The run's study config: the shipped one of its name, else what the run recorded."""
+    return dict(group_config("study", res.name)) if res.name in available("study") else res.study
+
+
 def merged(new: pd.DataFrame, path: Path, study: dict) -> pd.DataFrame:
     """`new` plus the rows of the committed table at `path` whose cell (dataset, synthesizer) `new` does not
     hold, in the study config's order of datasets and synthesizers (then first seen)."""
@@ -293,10 +300,40 @@ def _shadow_seed(metrics: str | dict) -> int:
     return family(cfg["families"]["audit"]).seed
 
 
+#: the side-by-side tables and the columns of the committed epsilon.csv their first side repeats (with --refresh
+#: they follow a re-published epsilon.csv row; their other side is the run that made them)
+SIDE_TABLES = {"recheck.csv": (RECHECK_SIDES[0], ("test fits", "audit AUC max", "audit AUC mean",
+                                                   TABLE_COLUMNS["audited"], CEILING)),
+               "one_run.csv": (ONE_RUN_SIDES[0], ("audit AUC max", TABLE_COLUMNS["audited"], CEILING))}
+
+
+def refresh_sides(out_dir: Path, eps: pd.DataFrame) -> list[str]:
+    """Rewrite the first side of out_dir's side-by-side tables (SIDE_TABLES) from `eps` (epsilon.csv as
+    written); returns what changed, as 'file dataset/synthesizer column: old -> new'."""
+    committed = eps.astype(str).set_index(KEY)
+    changed = []
+    for name, (side, fields) in SIDE_TABLES.items():
+        path = out_dir / name
+        if not path.is_file():
+            continue
+        table = pd.read_csv(path, dtype=str, keep_default_na=False)
+        for i, r in table.iterrows():
+            key = (r["dataset"], r["synthesizer"])
+            if key not in committed.index:
+                raise SystemExit(f"{path}: {key[0]}/{key[1]} has no row in epsilon.csv to take its {side!r} side from")
+            for field in fields:
+                col, new = f"{side}: {field}", committed.loc[key, field]
+                if table.at[i, col] != new:
+                    changed.append(f"{name} {key[0]}/{key[1]} {col}: {table.at[i, col]} -> {new}")
+                    table.at[i, col] = new
+        table.to_csv(path, index=False)
+    return changed
+
+
 def refresh(out_dir: Path) -> int:
     """Rewrite the committed epsilon.csv's derived columns (CEILING, VERDICT) from it and targets.csv, at the
-    confidence of the audit study's metrics config (its provenance entry's command says so), and redraw the
-    figures from it."""
+    confidence of the audit study's metrics config (its provenance entry's command says so), the side-by-side
+    tables' side that repeats epsilon.csv (refresh_sides), and redraw the figures from it."""
     from holdbench.benchmark.workflow.audit import family
 
     eps, targets = committed_epsilon(out_dir), pd.read_csv(out_dir / "targets.csv", dtype=str, keep_default_na=False)
@@ -304,16 +341,19 @@ def refresh(out_dir: Path) -> int:
         .confidence
     eps = with_verdicts(with_ceilings(eps, targets, confidence), targets, confidence)
     eps.to_csv(out_dir / "epsilon.csv", index=False)
+    changed = refresh_sides(out_dir, eps)
     prov_path = out_dir / "provenance.json"
     doc = json.loads(prov_path.read_text())
     step = f"python scripts/bench/audit_tables.py --refresh {out_dir}"
+    touched = {"epsilon.csv"} | {c.split(" ", 1)[0] for c in changed}
     for t in doc["tables"]:
-        if t["file"] == "epsilon.csv" and step not in t["command"]:
+        if t["file"] in touched and step not in t["command"]:
             t["command"] = f"{t['command']}; {step}"
     prov_path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     drawn = draw_figures(out_dir)
-    print(f"{out_dir}: epsilon.csv's {CEILING!r} and {VERDICT!r} from its counts ({len(eps)} cells); figures: "
-          f"{[str(p) for p in drawn if p]}")
+    print(f"{out_dir}: epsilon.csv's {CEILING!r} and {VERDICT!r} from its counts ({len(eps)} cells); "
+          f"{', '.join(SIDE_TABLES)}: {len(changed)} value(s) taken from it{''.join(chr(10) + '  ' + c for c in changed)}; "
+          f"figures: {[str(p) for p in drawn if p]}")
     return 0
 
 
@@ -322,24 +362,50 @@ def committed_epsilon(out_dir: Path) -> pd.DataFrame:
     return pd.read_csv(out_dir / "epsilon.csv", dtype=str, keep_default_na=False)
 
 
-def write_beside(res, table: pd.DataFrame, out_dir: Path, study_dir: Path, flag: str, title: str, sides: str) -> int:
+def write_beside(res, table: pd.DataFrame, out_dir: Path, study_dir: Path, flag: str, title: str, sides: str,
+                 merge: bool = False) -> int:
     """Write `table` (a run's cells beside their committed epsilon.csv rows) as <flag>.csv and its provenance
-    entry: the command that ran the study and this script with --<flag>; `sides` says where its columns come from."""
+    entry: the command that ran the study and this script with --<flag>; `sides` says where its columns come from.
+    With `merge`, the committed table's rows of cells this run does not hold are kept (`merged`) and the entry
+    names both runs' commands and commits."""
     name = f"{flag.replace('-', '_')}.csv"
-    table.to_csv(out_dir / name, index=False)
     prov_path = out_dir / "provenance.json"
     doc = json.loads(prov_path.read_text())
+    previous = next((t for t in doc["tables"] if t["file"] == name), None)
+    if merge:
+        if previous is None or not (out_dir / name).is_file():
+            raise SystemExit(f"--merge: {out_dir / name} and its provenance entry do not exist (nothing to merge with)")
+        table = merged(table, out_dir / name, _study_of(res))
+    table.to_csv(out_dir / name, index=False)
     base = next(t for t in doc["tables"] if t["file"] == "epsilon.csv")
-    command = f"python scripts/bench/audit_tables.py {study_dir} {out_dir} --{flag}"
+    command = f"python scripts/bench/audit_tables.py {study_dir} {out_dir} --{flag}" + (" --merge" if merge else "")
+    commits = [c[:7] for c in provenance(res)[2]]
     entry = {"file": name, "title": title, "command": f"holdbench run {res.name}; {command}",
              "source": f"{sides} from the {res.name} study's cells (metrics.json, audit_targets.csv), by "
                        f"scripts/bench/audit_tables.py --{flag}",
-             "run_commit": ", ".join(c[:7] for c in provenance(res)[2]) or None, "machine": base.get("machine"),
+             "run_commit": ", ".join(commits) or None, "machine": base.get("machine"),
              "date": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
+    if merge:
+        before = [c.strip() for c in str(previous.get("run_commit") or "").split(",") if c.strip()]
+        shipped = dict(group_config("study", res.name)) if res.name in available("study") else {}
+        narrowed = "".join(f" --{key} {' '.join(map(str, res.study[key]))}" for key in ("datasets", "synthesizers")
+                           if res.study.get(key) and res.study.get(key) != shipped.get(key))
+        entry.update(command=f"{previous['command']}; then holdbench run {res.name}{narrowed}; {command} (its "
+                             f"cells replace the rows of the same dataset and synthesizer)",
+                     run_commit=", ".join(dict.fromkeys([*before, *commits])) or None)
     doc["tables"] = [t for t in doc["tables"] if t["file"] != name] + [entry]
     prov_path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     print(f"{out_dir}: {name} ({len(table)} cells)")
     return 0
+
+
+def _require(out_dir: Path, *names: str) -> None:
+    """Stop, naming them, when out_dir lacks files this run reads (before any is written)."""
+    missing = [n for n in names if not (out_dir / n).is_file()]
+    if missing:
+        raise SystemExit(f"{out_dir}: no {', '.join(missing)} (run docs/gen/export_results.py into it first: it "
+                         f"writes the leaderboard and provenance.json; --recheck, --one-run and --refresh read the "
+                         f"committed epsilon.csv)")
 
 
 def main() -> int:
@@ -348,10 +414,11 @@ def main() -> int:
     ap.add_argument("out_dir", type=Path, nargs="?")
     ap.add_argument("--refresh", type=Path, metavar="OUT_DIR",
                     help="recompute only the columns derived from the committed epsilon.csv and targets.csv (the "
-                         "largest provable ε and the audit gate), at the audit study's confidence, and redraw the figures; no "
-                         "run needed")
+                         "largest provable ε and the audit gate) and the side of recheck.csv and one_run.csv that repeats "
+                         "epsilon.csv, at the audit study's confidence, and redraw the figures; no run needed")
     ap.add_argument("--merge", action="store_true",
-                    help="keep the committed rows of cells this run does not hold (run export_results.py --merge first)")
+                    help="keep the committed rows of cells this run does not hold (run export_results.py --merge first; "
+                         "with --one-run: of one_run.csv)")
     ap.add_argument("--figures", type=Path, help="where the figures go (default: results/img/<study> beside out_dir's "
                     "results/published)")
     ap.add_argument("--recheck", action="store_true",
@@ -364,9 +431,11 @@ def main() -> int:
     if a.refresh:
         if a.study_dir or a.out_dir or a.recheck or a.one_run or a.merge or a.fit_times:
             raise SystemExit("--refresh rewrites the committed tables' derived columns; it takes no other argument")
+        _require(a.refresh, "epsilon.csv", "targets.csv", "provenance.json")
         return refresh(a.refresh)
     if not (a.study_dir and a.out_dir):
         raise SystemExit("give STUDY_DIR OUT_DIR (a run's tables) or --refresh OUT_DIR")
+    _require(a.out_dir, "provenance.json", *(("epsilon.csv",) if a.recheck or a.one_run else ()))
     res = load_results(a.study_dir)
     eps_rows, target_rows = _rows(res)
     if not eps_rows:
@@ -377,6 +446,8 @@ def main() -> int:
     bounds = _bound_of(res)
     if a.recheck and a.one_run:
         raise SystemExit("--recheck and --one-run write different tables: give one")
+    if a.recheck and a.merge:
+        raise SystemExit("--recheck writes recheck.csv whole (the re-checked cells beside their first run): no --merge")
     if a.recheck or a.one_run:
         eps = with_ceilings(eps, targets, _confidence(res), bounds).astype(str)
     if a.recheck:
@@ -387,9 +458,9 @@ def main() -> int:
     if a.one_run:
         return write_beside(res, one_run_table(committed_epsilon(a.out_dir), eps, bounds), a.out_dir, a.study_dir,
                             "one-run", "The audit's cells under the one-run bound, beside the per-target bound",
-                            "the per-target columns from epsilon.csv, the one-run columns")
+                            "the per-target columns from epsilon.csv, the one-run columns", merge=a.merge)
     if a.merge:
-        study = dict(group_config("study", res.name)) if res.name in available("study") else res.study
+        study = _study_of(res)
         for name in ("epsilon.csv", "targets.csv"):
             if not (a.out_dir / name).is_file():
                 raise SystemExit(f"--merge: {a.out_dir / name} does not exist (nothing to merge with)")

@@ -386,6 +386,47 @@ def test_export_merge_adds_a_partial_run_to_the_committed_leaderboard(tmp_path):
         export.export(partial.path, out, machine_text="m", merge=True)
 
 
+def test_export_merge_adds_the_run_s_new_columns_empty_in_the_kept_rows_and_says_so(tmp_path):
+    """A study whose metrics config computes more than when the committed rows ran (the audit study gained the
+    F ratios): the merged board has the run's columns, the kept rows' new cells are empty, the note names them."""
+    from holdbench.benchmark.outputs.leaderboard import write_leaderboard
+    from holdbench.benchmark.outputs.results import load_results
+
+    from tests.benchmark.conftest import build_study
+
+    export = _module("export_results")
+    full = build_study(tmp_path / "a")
+    write_leaderboard(load_results(full.path))
+    out = tmp_path / "published" / "toy"
+    export.export(full.path, out, machine_text="m")
+    exported = list(csv.reader((out / "leaderboard.csv").open()))
+    header, committed = exported[0], exported[1:]
+    dropped = header.index("F3 ratio")
+    older = [[v for i, v in enumerate(r) if i != dropped] for r in exported]  # the board before F3 was computed
+    with (out / "leaderboard.csv").open("w", newline="") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(older)
+    partial = build_study(tmp_path / "b", synthesizers=["holdout"])
+    write_leaderboard(load_results(partial.path))
+    export.export(partial.path, out, machine_text="m", command="holdbench run toy --synthesizers holdout", merge=True)
+    merged = list(csv.reader((out / "leaderboard.csv").open()))
+    assert merged[0] == header
+    for row in merged[1:]:
+        before = next(r for r in committed if r[:3] == row[:3])
+        if row[1] == "holdout":
+            assert row == before  # the run's cell, F3 included
+        else:
+            assert row[dropped] == "" and row[:dropped] + row[dropped + 1:] == before[:dropped] + before[dropped + 1:]
+    note = json.loads((out / "provenance.json").read_text())["tables"][0]["note"]
+    kept = sorted({"/".join(r[:2]) for r in merged[1:] if r[1] != "holdout"})
+    assert note.startswith("F3 ratio: not computed by the earlier run(s)") and all(k in note for k in kept)
+    assert "/holdout" not in note
+    # columns the run lacks (or in another order) are still refused
+    with (out / "leaderboard.csv").open("w", newline="") as fh:
+        csv.writer(fh, lineterminator="\n").writerows([[*header, "gone"], [*merged[1], ""]])
+    with pytest.raises(ValueError, match="differ from this run's"):
+        export.export(partial.path, out, machine_text="m", merge=True)
+
+
 def test_export_refuses_a_directory_without_a_leaderboard(tmp_path):
     export = _module("export_results")
     with pytest.raises(FileNotFoundError, match="leaderboard.csv"):

@@ -154,6 +154,66 @@ def test_one_run_puts_each_cell_beside_its_per_target_row_with_the_ceiling_it_re
         one_run_table(committed, new.assign(**{"test fits": "120"}).astype(str), bounds)
 
 
+def test_refresh_sides_takes_the_repeated_side_from_epsilon_csv_and_leaves_the_run_s_side(tmp_path):
+    """A re-published epsilon.csv row (the audit's gaussian_copula cells were re-run) reaches the side of
+    one_run.csv and recheck.csv that repeats it; the side their own runs made stays; a row epsilon.csv lacks is
+    refused."""
+    script = runpy.run_path(str(SCRIPT))
+    refresh_sides, ceiling = script["refresh_sides"], script["CEILING"]
+    eps = pd.DataFrame([{**_row("adult", "gaussian_copula", "", "0.00", "GaussianCopula"), "audit AUC max": "0.642",
+                         "audit AUC mean": "0.513", ceiling: "1.19"},
+                        {**_row("adult", "aim_eps0.1", "0.1", "0.00", "AIM"), "audit AUC max": "0.770",
+                         "audit AUC mean": "0.621", ceiling: "1.19"}])
+    one_run = pd.DataFrame([{"dataset": "adult", "synthesizer": "gaussian_copula", "per target: audit AUC max": "0.620",
+                             f"per target: {AUD}": "0.00", f"per target: {ceiling}": "1.19",
+                             "one run: audit AUC max": "0.712", f"one run: {AUD}": "0.00"}])
+    recheck = pd.DataFrame([{"dataset": "adult", "synthesizer": "aim_eps0.1", "first run: test fits": "40",
+                             "first run: audit AUC max": "0.770", "first run: audit AUC mean": "0.621",
+                             f"first run: {AUD}": "0.00", f"first run: {ceiling}": "1.19",
+                             "re-check: audit AUC max": "0.540"}])
+    one_run.to_csv(tmp_path / "one_run.csv", index=False)
+    recheck.to_csv(tmp_path / "recheck.csv", index=False)
+    changed = refresh_sides(tmp_path, eps)
+    assert changed == ["one_run.csv adult/gaussian_copula per target: audit AUC max: 0.620 -> 0.642"]
+    got = pd.read_csv(tmp_path / "one_run.csv", dtype=str, keep_default_na=False)
+    assert got.to_dict("records") == [{**one_run.iloc[0].to_dict(), "per target: audit AUC max": "0.642"}]
+    assert pd.read_csv(tmp_path / "recheck.csv", dtype=str, keep_default_na=False).equals(recheck)
+    with pytest.raises(SystemExit, match="adult/aim_eps0.1 has no row in epsilon.csv"):
+        refresh_sides(tmp_path, eps.iloc[:1])
+    # a folder without the committed files is named before anything is written
+    with pytest.raises(SystemExit, match=r"no epsilon.csv, provenance.json \(run docs/gen/export_results.py"):
+        script["_require"](tmp_path, "epsilon.csv", "one_run.csv", "provenance.json")
+
+
+def test_one_run_merge_keeps_the_committed_rows_of_cells_the_run_does_not_hold(tmp_path):
+    """--one-run --merge (a few cells re-run): their rows replace the committed ones, the others stay, in the
+    study's order; the provenance entry names both runs; without a committed one_run.csv it is refused."""
+    import json
+    import types
+
+    write_beside = runpy.run_path(str(SCRIPT))["write_beside"]
+    write_beside.__globals__.update(provenance=lambda res: ({}, {}, ["bbbbbbb0000"]), _study_of=lambda res: STUDY)
+    pd.DataFrame([{"dataset": "online-shoppers", "synthesizer": "cart", "x": "3"},
+                  {"dataset": "adult", "synthesizer": "mst_eps1", "x": "2"},
+                  {"dataset": "adult", "synthesizer": "cart", "x": "1"}]).to_csv(tmp_path / "one_run.csv", index=False)
+    first = "holdbench run audit_one_run; python scripts/bench/audit_tables.py a b --one-run"
+    (tmp_path / "provenance.json").write_text(json.dumps({"tables": [
+        {"file": "epsilon.csv", "machine": "m"}, {"file": "one_run.csv", "command": first, "run_commit": "aaaaaaa"}]}))
+    res = types.SimpleNamespace(name="audit_one_run", study={"datasets": ["adult"], "synthesizers": ["cart"]})
+    new = pd.DataFrame([{"dataset": "adult", "synthesizer": "cart", "x": 9}])
+    write_beside(res, new, tmp_path, Path("results/audit_one_run"), "one-run", "t", "s", merge=True)
+    got = pd.read_csv(tmp_path / "one_run.csv", dtype=str)
+    assert got.to_numpy().tolist() == [["adult", "cart", "9"], ["adult", "mst_eps1", "2"], ["online-shoppers", "cart", "3"]]
+    entry = json.loads((tmp_path / "provenance.json").read_text())["tables"][-1]
+    assert entry["run_commit"] == "aaaaaaa, bbbbbbb"
+    assert entry["command"].startswith(f"{first}; then holdbench run audit_one_run --datasets adult --synthesizers cart; "
+                                       f"python scripts/bench/"
+                                       f"audit_tables.py results/audit_one_run {tmp_path} --one-run --merge")
+    (tmp_path / "one_run.csv").unlink()
+    with pytest.raises(SystemExit, match="nothing to merge with"):
+        write_beside(res, new, tmp_path, Path("results/audit_one_run"), "one-run", "t", "s", merge=True)
+
+
 def _targets(dataset: str, synth: str, counts: list[tuple[str, str]]) -> list[dict]:
     return [{"dataset": dataset, "synthesizer": synth, "rank": r, "TP/members": tp, "FP/non-members": fp}
             for r, (tp, fp) in enumerate(counts, 1)]
