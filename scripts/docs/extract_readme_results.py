@@ -99,7 +99,9 @@ TABLES = [
                       (r"^(\S+) / (\S+)$", ["max disclosure ratio, targets in T", "max disclosure ratio, targets in H"])},
            units={"fit": ("s", "fit s")},
            note="random 50/50 split, seed 0, 50,000 records; the pMSE ratio is computed on all 50,000 records "
-                "against T with the corrected null m·c·(1−c)/N, so compare it within a dataset; fit is the wall "
+                "against T with the corrected null m·c·(1−c)/N, so compare it within a dataset; above 10 the "
+                "current logistic fit stops once S is plainly told apart from T (pmse_stop_ratio) and reports a "
+                "slightly lower ratio than these fits, run to convergence (adult's gaussian_copula); fit is the wall "
                 "time of the generate job on a shared machine"),
     _table("bale_quick", "tuning.csv",
            "| search | pick | K | search's mean ratio | re-scored (set SD) | fresh | CPU s |",
