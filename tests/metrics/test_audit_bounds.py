@@ -59,6 +59,26 @@ def test_randomised_response_bound_exceeds_epsilon_no_more_often_than_allowed():
     assert over / reps <= (1 - CONF) + 3 * math.sqrt(CONF * (1 - CONF) / reps)
 
 
+def test_a_gaussian_f_dp_reading_would_accuse_randomised_response_where_the_bound_does_not():
+    """docs/definitions/attacks.md's reason for keeping the assumption-free bound: randomised response at ε = 1
+    read as a Gaussian mechanism (μ = Φ⁻¹(TPR) − Φ⁻¹(FPR), then ε at δ = 1e-5 by Dong, Roth & Su's conversion)
+    gives μ ≈ 1.23 and ε ≈ 5.6, far above the true 1; the audit's bound on 10^5 trials a side stays below 1."""
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    eps, delta = 1.0, 1e-5
+    tpr = math.exp(eps) / (1 + math.exp(eps))
+    mu = norm.ppf(tpr) - norm.ppf(1 - tpr)
+
+    def delta_of(e: float) -> float:
+        return norm.cdf(-e / mu + mu / 2) - math.exp(e) * norm.cdf(-e / mu - mu / 2)
+
+    gaussian_eps = brentq(lambda e: delta_of(e) - delta, 0, 100)
+    assert round(mu, 2) == 1.23 and round(gaussian_eps, 1) == 5.6
+    ours = epsilon_lower_bound(*_randomised_response(eps, 100_000, np.random.default_rng(3)), CONF, delta).epsilon
+    assert ours < eps < gaussian_eps
+
+
 def test_laplace_count_threshold_chosen_on_other_trials():
     # count c (non-member) vs c + 1 (member), Laplace noise of scale 1/eps: the best test's likelihood ratio is e^eps
     eps, c = 1.0, 10.0
