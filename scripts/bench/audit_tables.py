@@ -210,9 +210,14 @@ def _generator_of(name: str) -> str:
     return str(target).rsplit(".", 1)[-1] if target else ""
 
 
+def _shipped_study(name: str) -> dict:
+    """The shipped study config of that name ({} when there is none)."""
+    return dict(group_config("study", name)) if name in available("study") else {}
+
+
 def _study_of(res) -> dict:
     """The run's study config: the shipped one of its name, else what the run recorded."""
-    return dict(group_config("study", res.name)) if res.name in available("study") else res.study
+    return _shipped_study(res.name) or res.study
 
 
 def merged(new: pd.DataFrame, path: Path, study: dict) -> pd.DataFrame:
@@ -387,7 +392,7 @@ def write_beside(res, table: pd.DataFrame, out_dir: Path, study_dir: Path, flag:
              "date": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
     if merge:
         before = [c.strip() for c in str(previous.get("run_commit") or "").split(",") if c.strip()]
-        shipped = dict(group_config("study", res.name)) if res.name in available("study") else {}
+        shipped = _shipped_study(res.name)
         narrowed = "".join(f" --{key} {' '.join(map(str, res.study[key]))}" for key in ("datasets", "synthesizers")
                            if res.study.get(key) and res.study.get(key) != shipped.get(key))
         entry.update(command=f"{previous['command']}; then holdbench run {res.name}{narrowed}; {command} (its "

@@ -335,7 +335,8 @@ def test_export_writes_the_committed_form_from_a_study_directory(tmp_path):
     assert "test machine" in page and "#### alpha" in page
 
 
-def test_export_merge_adds_a_partial_run_to_the_committed_leaderboard(tmp_path):
+def _exported_toy(tmp_path: Path):
+    """The toy study exported into tmp_path/published/toy: (export module, out dir, the exported board's rows)."""
     from holdbench.benchmark.outputs.leaderboard import write_leaderboard
     from holdbench.benchmark.outputs.results import load_results
 
@@ -346,7 +347,23 @@ def test_export_merge_adds_a_partial_run_to_the_committed_leaderboard(tmp_path):
     write_leaderboard(load_results(full.path))
     out = tmp_path / "published" / "toy"
     export.export(full.path, out, machine_text="m")
-    exported = list(csv.reader((out / "leaderboard.csv").open()))
+    return export, out, list(csv.reader((out / "leaderboard.csv").open()))
+
+
+def _partial_holdout_run(tmp_path: Path):
+    """The toy study's holdout cells alone, with their leaderboard (what a partial run exports with --merge)."""
+    from holdbench.benchmark.outputs.leaderboard import write_leaderboard
+    from holdbench.benchmark.outputs.results import load_results
+
+    from tests.benchmark.conftest import build_study
+
+    partial = build_study(tmp_path / "b", synthesizers=["holdout"])
+    write_leaderboard(load_results(partial.path))
+    return partial
+
+
+def test_export_merge_adds_a_partial_run_to_the_committed_leaderboard(tmp_path):
+    export, out, exported = _exported_toy(tmp_path)
     header, committed = exported[0], exported[1:]
     value = header.index("F3 ratio") if "F3 ratio" in header else 4
     # the committed file differs from what the runs compute in one gauss row and one holdout row,
@@ -364,8 +381,7 @@ def test_export_merge_adds_a_partial_run_to_the_committed_leaderboard(tmp_path):
     doc["tables"][0].update(run_commit="abc1234", command="holdbench run toy --datasets alpha",
                             versions={**versions, changed: "0.0.0"})
     (out / "provenance.json").write_text(json.dumps(doc))
-    partial = build_study(tmp_path / "b", synthesizers=["holdout"])
-    write_leaderboard(load_results(partial.path))
+    partial = _partial_holdout_run(tmp_path)
     export.export(partial.path, out, machine_text="m", command="holdbench run toy --synthesizers holdout", merge=True)
     merged = list(csv.reader((out / "leaderboard.csv").open()))
     assert merged[0] == header
@@ -389,24 +405,13 @@ def test_export_merge_adds_a_partial_run_to_the_committed_leaderboard(tmp_path):
 def test_export_merge_adds_the_run_s_new_columns_empty_in_the_kept_rows_and_says_so(tmp_path):
     """A study whose metrics config computes more than when the committed rows ran (the audit study gained the
     F ratios): the merged board has the run's columns, the kept rows' new cells are empty, the note names them."""
-    from holdbench.benchmark.outputs.leaderboard import write_leaderboard
-    from holdbench.benchmark.outputs.results import load_results
-
-    from tests.benchmark.conftest import build_study
-
-    export = _module("export_results")
-    full = build_study(tmp_path / "a")
-    write_leaderboard(load_results(full.path))
-    out = tmp_path / "published" / "toy"
-    export.export(full.path, out, machine_text="m")
-    exported = list(csv.reader((out / "leaderboard.csv").open()))
+    export, out, exported = _exported_toy(tmp_path)
     header, committed = exported[0], exported[1:]
     dropped = header.index("F3 ratio")
     older = [[v for i, v in enumerate(r) if i != dropped] for r in exported]  # the board before F3 was computed
     with (out / "leaderboard.csv").open("w", newline="") as fh:
         csv.writer(fh, lineterminator="\n").writerows(older)
-    partial = build_study(tmp_path / "b", synthesizers=["holdout"])
-    write_leaderboard(load_results(partial.path))
+    partial = _partial_holdout_run(tmp_path)
     export.export(partial.path, out, machine_text="m", command="holdbench run toy --synthesizers holdout", merge=True)
     merged = list(csv.reader((out / "leaderboard.csv").open()))
     assert merged[0] == header
