@@ -35,6 +35,7 @@ import subprocess
 import sys
 import time
 import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -188,13 +189,15 @@ def get(name: str) -> PluginEnv:
     return plugins[name]
 
 
-def install(names: list[str] | None = None, say=print) -> list[str]:
+def install(names: list[str] | None = None, say=print, jobs: int | None = None) -> list[str]:
     """Install the venv of each named plug-in (default: every discovered one) with its install_command,
     unless it is current; returns the names installed now. Idempotent: an unchanged requirements file
-    (same sha256, wherever it lives) is not installed again."""
+    (same sha256, wherever it lives) is not installed again. Up to `jobs` venvs (default: the machine's
+    cores) are built at once, each command's output in `<venv dir>/.venv-<name>.install.log`; a failed
+    one is named with the end of its log after the others finished (RuntimeError)."""
     plugins = discover()
     chosen = [get(n) for n in names] if names else list(plugins.values())
-    done = []
+    todo = []
     for p in chosen:
         if p.current():
             say(f"{p.name}'s own venv in {p.venv}: already installed")
@@ -202,9 +205,26 @@ def install(names: list[str] | None = None, say=print) -> list[str]:
         say(f"{p.name}'s own venv in {p.venv} ({p.why}), from {p.requirements}")
         if p.venv.exists():
             shutil.rmtree(p.venv)
-        subprocess.run(p.install_command(), shell=True, check=True)  # our own quoted command
-        done.append(p.name)
-    return done
+        todo.append(p)
+
+    def build(p: PluginEnv) -> str | None:
+        log = p.venv.with_name(f"{p.venv.name}.install.log")
+        log.parent.mkdir(parents=True, exist_ok=True)
+        start = time.monotonic()
+        with open(log, "w") as fh:
+            try:
+                subprocess.run(p.install_command(), shell=True, check=True, stdout=fh, stderr=subprocess.STDOUT)
+            except subprocess.CalledProcessError as err:
+                return f"{p.name}: `{p.install_command()}` exited with {err.returncode}; the end of {log}:\n{_tail(log)}"
+        say(f"{p.name}'s own venv installed ({time.monotonic() - start:.0f} s; pip's output in {log})")
+        return None
+
+    workers = max(1, min(len(todo), jobs or os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:  # threads only wait for the pip processes
+        failed = [f for f in pool.map(build, todo) if f]
+    if failed:
+        raise RuntimeError("plug-in venvs not installed:\n" + "\n".join(failed))
+    return [p.name for p in todo]
 
 
 def run_worker(label: str, python: Path, worker: Path, workdir: Path, timeout: float,
@@ -275,7 +295,11 @@ def main(argv: list[str]) -> int:
     """`python3 -m holdbench.contracts.plugin_env`: one line per plug-in,
     `name<TAB>venv<TAB>requirements<TAB>why`; `... install [NAME ...]`: install their venvs."""
     if argv and argv[0] == "install":
-        install(argv[1:] or None, say=lambda m: print(f"[plugin_env] {m}", flush=True))
+        try:
+            install(argv[1:] or None, say=lambda m: print(f"[plugin_env] {m}", flush=True))
+        except RuntimeError as err:
+            print(f"[plugin_env] {err}", file=sys.stderr)
+            return 1
         return 0
     if argv:
         print("usage: python3 -m holdbench.contracts.plugin_env [install [NAME ...]]", file=sys.stderr)

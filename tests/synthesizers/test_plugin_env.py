@@ -195,6 +195,32 @@ def test_install_skips_a_current_venv_and_rebuilds_a_stale_one(tmp_path, monkeyp
     assert ran == [toy.install_command()] and not toy.venv.exists()  # the stale venv removed first
 
 
+def test_install_builds_venvs_at_once_and_names_a_failed_one_with_its_log(tmp_path, monkeypatch):
+    for name in ("goody", "bady"):
+        _plugin_folder(tmp_path / "mine", name)
+    monkeypatch.setenv(plugin_env.PATH_VAR, str(tmp_path / "mine"))
+    monkeypatch.setenv(plugin_env.VENV_DIR_VAR, str(tmp_path / "venvs"))
+    times = tmp_path / "times"
+    times.mkdir()
+
+    def command(self):  # each notes when it started and ended; bady fails as pip would
+        end = "echo pip said no; exit 3" if self.name == "bady" else f"echo built {self.name}"
+        return (f"date +%s.%N > {times}/{self.name}.start; sleep 1; date +%s.%N > {times}/{self.name}.end; {end}")
+
+    monkeypatch.setattr(PluginEnv, "install_command", command)
+    said = []
+    with pytest.raises(RuntimeError) as err:
+        plugin_env.install(["goody", "bady"], say=said.append, jobs=2)
+    text = str(err.value)
+    assert "bady" in text and "exited with 3" in text and "pip said no" in text and "goody" not in text
+    assert "built goody" in (tmp_path / "venvs" / ".venv-goody.install.log").read_text()
+    assert any(m.startswith("goody's own venv installed") for m in said)
+    span = {n: (float((times / f"{n}.start").read_text()), float((times / f"{n}.end").read_text()))
+            for n in ("goody", "bady")}
+    assert span["goody"][0] < span["bady"][1] and span["bady"][0] < span["goody"][1], span  # side by side
+    assert plugin_env.main(["install", "bady"]) == 1  # the command line says so and exits 1, no traceback
+
+
 def test_the_installed_venvs_stamps_match_the_moved_requirements_files():
     """A requirements file that moved into its plug-in folder unchanged keeps its venv current (the stamp
     is the file's sha256): checked on the venvs installed here."""

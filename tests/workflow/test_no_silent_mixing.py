@@ -212,9 +212,9 @@ def test_killed_snakemake_leaves_nothing_running_and_a_rerun_is_clean(tmp_path):
 
 def test_damaged_outputs_are_recomputed_and_timeouts_retried_when_the_limit_grows(tmp_path):
     studies = {"repair": _study("repair", ["flip10", "holdout"], seeds=(0, 1)),
-               "retry": _study("retry", ["faulty_slow"], timeout=12)}
+               "retry": _study("retry", ["faulty_slow"], timeout=6)}
     conf = make_conf(tmp_path, studies, {"faulty_slow": faulty("slow")})
-    env = _env(tmp_path, conf, HOLDBENCH_TEST_SLOW="30")
+    env = _env(tmp_path, conf, HOLDBENCH_TEST_SLOW="15")
     first = run_study(tmp_path, "repair", env=env)
     assert first.returncode == 0, first.stderr[-3000:]
     root = tmp_path / "results" / "repair"
