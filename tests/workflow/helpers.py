@@ -12,11 +12,20 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 
+#: a metrics config for studies whose tests check the workflow, not the metrics (statuses, reasons, recomputed
+#: outputs, processes): the paper's two families, one joblib worker as the demo's (an evaluate job costs about
+#: half the CPU of the demo's whole panel); make_conf writes it into every conf copy
+WORKFLOW_METRICS = "workflow_tests"
+_WORKFLOW_METRICS_YAML = "defaults:\n  - demo\n  - _self_\nfamilies:\n" + "".join(
+    f"  {family}: null\n" for family in ("panel", "utility", "legal", "disclosure", "attacks"))
+
+
 def make_conf(tmp: Path, studies: dict[str, str] | None = None, synths: dict[str, str] | None = None) -> Path:
-    """A copy of conf/ with extra study/synthesizer YAMLs (test-only configs)."""
+    """A copy of conf/ with extra study/synthesizer YAMLs (test-only configs) and the WORKFLOW_METRICS config."""
     conf = tmp / "conf"
     if not conf.exists():
         shutil.copytree(REPO / "conf", conf)
+        (conf / "metrics" / f"{WORKFLOW_METRICS}.yaml").write_text(_WORKFLOW_METRICS_YAML)
     for name, text in (studies or {}).items():
         (conf / "study" / f"{name}.yaml").write_text(text)
     for name, text in (synths or {}).items():

@@ -21,28 +21,23 @@ import pandas as pd
 import psutil
 import pytest
 
-from tests.workflow import helpers
-from tests.workflow.helpers import cells, env_for, faulty, jobs_run, run_study, snakemake_cmd
+from tests.workflow.helpers import (
+    WORKFLOW_METRICS,
+    cells,
+    env_for,
+    faulty,
+    jobs_run,
+    make_conf,
+    run_study,
+    snakemake_cmd,
+)
 
 pytestmark = pytest.mark.slow
 
 
 def _study(name: str, synths: list[str], seeds=(0,), timeout=120, n=300) -> str:
     return (f"name: {name}\ndatasets: [demo]\nsynthesizers: [{', '.join(synths)}]\nseeds: {list(seeds)}\n"
-            f"n_synthetic: {n}\ntimeout_seconds: {timeout}\nmemory_gb: 3\nmetrics: {METRICS}\n")
-
-
-#: what these tests check is the workflow's, not the metrics': the paper's two families only (the demo's
-#: whole panel took twice the CPU per evaluate job)
-METRICS = "paper_families"
-METRICS_YAML = "defaults:\n  - demo\n  - _self_\nfamilies:\n" + "".join(
-    f"  {family}: null\n" for family in ("panel", "utility", "legal", "disclosure", "attacks"))
-
-
-def make_conf(tmp: Path, studies: dict[str, str], synths: dict[str, str]) -> Path:
-    conf = helpers.make_conf(tmp, studies, synths)
-    (conf / "metrics" / f"{METRICS}.yaml").write_text(METRICS_YAML)
-    return conf
+            f"n_synthetic: {n}\ntimeout_seconds: {timeout}\nmemory_gb: 3\nmetrics: {WORKFLOW_METRICS}\n")
 
 
 def _env(tmp: Path, conf: Path, **extra) -> dict:

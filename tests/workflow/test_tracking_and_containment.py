@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.workflow.helpers import REPO, cells, env_for, jobs_run, make_conf, run_study
+from tests.workflow.helpers import REPO, WORKFLOW_METRICS, cells, env_for, jobs_run, make_conf, run_study
 
 pytestmark = pytest.mark.slow
 
 QUICK = ("name: quick\ndatasets: [demo]\nsynthesizers: [flip10, flip90, holdout]\nseeds: [0]\n"
-         "n_synthetic: 500\nmetrics: demo\ntimeout_seconds: 120\nmemory_gb: 4\n")
+         f"n_synthetic: 500\nmetrics: {WORKFLOW_METRICS}\ntimeout_seconds: 120\nmemory_gb: 4\n")
 
 
 def _runs(db: Path) -> list[tuple[str, str]]:
