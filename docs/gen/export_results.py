@@ -19,7 +19,8 @@ leaderboard instead: its rows replace those of the same dataset, synthesizer and
 kept, the rows follow the study config's order, and the provenance lists both runs' commands and
 commits (library versions: those both runs share). A run may have columns the committed leaderboard lacks
 (the study's metrics config computes more than when the kept rows ran): they are added, empty in the kept
-rows, and the entry's note names those rows; any other difference of columns is refused.
+rows, and the entry's note names those rows (a later merge that re-runs some of them drops them from the note);
+any other difference of columns is refused.
 """
 
 from __future__ import annotations
@@ -131,6 +132,30 @@ def export(study_dir: Path, out: Path, *, machine_text: str | None = None, comma
     return doc
 
 
+_NOT_COMPUTED = "not computed by the earlier run(s), whose metrics config did not have them, so empty for"
+_EMPTY_PART = re.compile(rf"^(?P<cols>.+): {re.escape(_NOT_COMPUTED)} (?P<cells>.+)$")
+
+
+def _empty_note(previous: str | None, kept: list[list[str]], added: list[str]) -> str | None:
+    """The leaderboard entry's note after a merge: the parts of the previous note kept as they were, except that
+    each "<columns>: not computed by the earlier run(s) ... so empty for <cells>" part names only the cells the
+    merged board still holds from earlier runs (a run that replaced them computed those columns; a part left
+    with no cell goes), and a new such part for the columns this run adds, naming the kept rows' cells."""
+    still = ["/".join(r[:2]) for r in kept]
+    parts = []
+    for part in previous.split("; ") if previous else []:
+        match = _EMPTY_PART.match(part)
+        if match is None:
+            parts.append(part)
+            continue
+        cells = [c for c in match["cells"].split(", ") if c in still]
+        if cells:
+            parts.append(f"{match['cols']}: {_NOT_COMPUTED} {', '.join(cells)}")
+    if added and kept:
+        parts.append(f"{', '.join(added)}: {_NOT_COMPUTED} {', '.join(still)}")
+    return "; ".join(parts) or None
+
+
 def _merge(out: Path, cols: list[str], rows: list[list[str]], entry: dict, results) -> dict:
     board, prov_path = out / "leaderboard.csv", out / "provenance.json"
     if not board.is_file() or not prov_path.is_file():
@@ -163,11 +188,11 @@ def _merge(out: Path, cols: list[str], rows: list[list[str]], entry: dict, resul
               "date": max(previous.get("date") or "", entry["date"]),
               "versions": {k: v for k, v in entry["versions"].items() if old_versions.get(k) == v}}
     kept = [r for r in old[1:] if tuple(r[:3]) not in ran]
-    if added and kept:
-        cells = ", ".join("/".join(r[:2]) for r in kept)
-        note = (f"{', '.join(added)}: not computed by the earlier run(s), whose metrics config did not have them, "
-                f"so empty for {cells}")
-        merged["note"] = f"{previous['note']}; {note}" if previous.get("note") else note
+    note = _empty_note(previous.get("note"), kept, added)
+    if note:
+        merged["note"] = note
+    else:
+        merged.pop("note", None)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(cols)

@@ -432,6 +432,37 @@ def test_export_merge_adds_the_run_s_new_columns_empty_in_the_kept_rows_and_says
         export.export(partial.path, out, machine_text="m", merge=True)
 
 
+def test_a_later_merge_that_computes_the_missing_columns_drops_its_cells_from_the_note(tmp_path):
+    """The audit's DP cells re-run with the F ratios: the note stops naming the cells that have them now (it
+    named them all still), keeps its other parts, and goes once no kept row lacks them."""
+    from holdbench.benchmark.outputs.leaderboard import write_leaderboard
+    from holdbench.benchmark.outputs.results import load_results
+
+    from tests.benchmark.conftest import build_study
+
+    export, out, exported = _exported_toy(tmp_path)
+    dropped = exported[0].index("F3 ratio")
+    with (out / "leaderboard.csv").open("w", newline="") as fh:
+        csv.writer(fh, lineterminator="\n").writerows([[v for i, v in enumerate(r) if i != dropped] for r in exported])
+    doc = json.loads((out / "provenance.json").read_text())
+    doc["tables"][0]["note"] = "Timings from two machines"
+    (out / "provenance.json").write_text(json.dumps(doc))
+
+    def note() -> str | None:
+        return json.loads((out / "provenance.json").read_text())["tables"][0].get("note")
+
+    export.export(_partial_holdout_run(tmp_path).path, out, machine_text="m", merge=True)
+    assert note().startswith("Timings from two machines; F3 ratio: not computed") and "alpha/gauss" in note()
+    gauss = build_study(tmp_path / "c", synthesizers=["gauss"])
+    write_leaderboard(load_results(gauss.path))
+    export.export(gauss.path, out, machine_text="m", merge=True)
+    assert note().startswith("Timings from two machines; F3 ratio: not computed")
+    assert "/gauss" not in note() and "alpha/ctgan" in note() and "/holdout" not in note()
+    export.export(tmp_path / "a" / "toy", out, machine_text="m", merge=True)  # every cell again
+    assert note() == "Timings from two machines"
+    assert list(csv.reader((out / "leaderboard.csv").open())) == exported
+
+
 def test_export_refuses_a_directory_without_a_leaderboard(tmp_path):
     export = _module("export_results")
     with pytest.raises(FileNotFoundError, match="leaderboard.csv"):
