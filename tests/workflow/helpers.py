@@ -13,11 +13,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 #: a metrics config for studies whose tests check the workflow, not the metrics (statuses, reasons, recomputed
-#: outputs, processes): the paper's two families, one joblib worker as the demo's (an evaluate job costs about
-#: half the CPU of the demo's whole panel); make_conf writes it into every conf copy
+#: outputs, processes): conf/metrics/paper.yaml's two families on one joblib worker, as the demo's (an evaluate
+#: job costs about half the CPU of the demo's whole panel); make_conf writes it into every conf copy
 WORKFLOW_METRICS = "workflow_tests"
-_WORKFLOW_METRICS_YAML = "defaults:\n  - demo\n  - _self_\nfamilies:\n" + "".join(
-    f"  {family}: null\n" for family in ("panel", "utility", "legal", "disclosure", "attacks"))
+_WORKFLOW_METRICS_YAML = "defaults:\n  - paper\n  - _self_\nn_jobs: 1\n"
 
 
 def make_conf(tmp: Path, studies: dict[str, str] | None = None, synths: dict[str, str] | None = None) -> Path:
