@@ -183,6 +183,30 @@ def csv_separator(path: str | os.PathLike, default: str | None = None) -> str:
     return best
 
 
+def unique_columns(path: str | os.PathLike, names: list, sep: str | None = None) -> None:
+    """InputError naming the file and the names when a table's header repeats a column name. `names` are the
+    names as read; for a csv/tsv file, whose reader renames a repeat (`inc` read as `inc.1`), the header's
+    first record is read again as written (with `sep`, else the detected separator)."""
+    import csv
+
+    path = Path(path)
+    if table_suffix(path) not in (None, ".parquet"):
+        try:
+            with open_text(path, errors="replace") as fh:
+                names = next(csv.reader(fh, delimiter=sep or csv_separator(path)), [])
+        except (OSError, EOFError, csv.Error, _lzma_error()):
+            return  # the reader itself says what is wrong with the file
+        if names:  # a byte-order mark is not part of the first name
+            names[0] = names[0].removeprefix("\ufeff")
+    names = [str(n) for n in names]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        where = "; ".join(f"{n!r} in columns {', '.join(str(i + 1) for i, m in enumerate(names) if m == n)}"
+                          for n in repeated)
+        raise InputError(f"{path}: a column name appears more than once in the header ({where}): every column "
+                         "needs a name of its own")
+
+
 def read_table(path: str | os.PathLike, sep: str | None = None) -> pd.DataFrame:
     """Read a table (TABLE_TYPES) as pandas does by default; errors name the file.
 
@@ -201,13 +225,19 @@ def read_table(path: str | os.PathLike, sep: str | None = None) -> pd.DataFrame:
     suffix = table_suffix(path)
     try:
         if suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            unique_columns(path, pq.ParquetFile(path).schema_arrow.names)  # before pyarrow's own message
             return read_parquet(path)
         if suffix is not None:
             import warnings
 
+            sep = sep or csv_separator(path)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", pd.errors.DtypeWarning)  # mixed types are reported
-                return pd.read_csv(path, sep=sep or csv_separator(path))
+                df = pd.read_csv(path, sep=sep)
+            unique_columns(path, list(df.columns), sep)
+            return df
     except InputError:
         raise
     except UnicodeDecodeError as exc:  # a ValueError: before the generic case, to say what to do

@@ -41,7 +41,7 @@ def count_rows(path: str) -> int:
 
 def header(path: str, sep: str | None) -> list[str]:
     """The column names of a table, reading only its first lines."""
-    from holdbench.contracts.io import InputError, csv_separator, read_table
+    from holdbench.contracts.io import InputError, csv_separator, read_table, unique_columns
 
     p = Path(path)
     if not p.is_file():
@@ -50,14 +50,19 @@ def header(path: str, sep: str | None) -> list[str]:
         import pyarrow.parquet as pq
 
         try:
-            return [str(c) for c in pq.ParquetFile(p).schema_arrow.names]
+            names = [str(c) for c in pq.ParquetFile(p).schema_arrow.names]
         except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
             raise InputError(f"{path}: cannot be read as a table: {exc}") from exc
+        unique_columns(p, names)
+        return names
+    sep = sep or csv_separator(p)
     try:
-        return [str(c) for c in pd.read_csv(p, sep=sep or csv_separator(p), nrows=0).columns]
+        names = [str(c) for c in pd.read_csv(p, sep=sep, nrows=0).columns]
     except (ValueError, OSError, EOFError) as exc:
         read_table(p, sep=sep)  # raises the harness's named error
         raise InputError(f"{path}: cannot be read as a table: {exc}") from exc
+    unique_columns(p, names, sep)
+    return names
 
 
 def check_files(train: str, holdout: str, synthetic: dict[str, str], sep: str | None, max_rows: int | None,
@@ -85,8 +90,10 @@ def check_files(train: str, holdout: str, synthetic: dict[str, str], sep: str | 
         missing = [c for c in cols if c not in other]
         extra = [c for c in other if c not in cols]
         if missing or extra:
-            raise ValueError(f"{what} {path}: columns differ from T ({train}): missing {missing}, "
-                             f"unexpected {extra}{index_column_hint(missing + extra)}")
+            differ = "; ".join(f"{word} {names}" for word, names in (("missing", missing), ("unexpected", extra))
+                               if names)
+            raise ValueError(f"{what} {path}: columns differ from T ({train}): {differ}"
+                             f"{index_column_hint(missing + extra)}")
     for what, path in [("train (T)", train), *files]:
         n = count_rows(path)
         if n == 0:

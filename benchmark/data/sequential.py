@@ -48,6 +48,7 @@ import pandas as pd
 
 from holdbench.benchmark.config import group_config
 from holdbench.benchmark.data.tables import data_dir
+from holdbench.contracts.io import unique_columns
 from holdbench.contracts.schema import Schema, SchemaError
 
 _BLOCK_KEYS = {"key", "n_events_privacy", "subjects", "events"}
@@ -241,6 +242,7 @@ def load_tables(spec: SequentialSpec) -> tuple[pd.DataFrame | None, pd.DataFrame
                 raise FileNotFoundError(f"dataset {spec.name!r}: {path} does not exist (set HOLDBENCH_DATA_DIR)")
             try:
                 frame = pd.read_csv(path, sep=sep or ",", low_memory=False)
+                unique_columns(path, list(frame.columns), sep or ",")
                 if spec.key in frame.columns:
                     keys = pd.read_csv(path, sep=sep or ",", usecols=[spec.key], dtype=str, keep_default_na=False)
                     frame[spec.key] = keys[spec.key].mask(keys[spec.key] == "")

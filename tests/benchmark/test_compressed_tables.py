@@ -126,3 +126,33 @@ def test_a_folder_holding_t_and_h_gives_the_other_tables_only(frame, tmp_path):
         (folder / name).unlink()
     with pytest.raises(ValueError, match=r"the folder holds no table file \(.*\) but T and H"):
         named_paths([str(folder)], inputs)
+
+
+@pytest.mark.parametrize("suffix", ["csv", "csv.gz", "tsv", "parquet"])
+def test_a_header_that_repeats_a_name_is_refused_naming_the_file_the_name_and_its_columns(tmp_path, suffix):
+    """pandas would read a csv's second 'income' as 'income.1' and carry on; pyarrow would fail deep inside."""
+    from holdbench.benchmark.cli._files import header
+
+    path = tmp_path / f"dup.{suffix}"
+    if suffix == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table([[30, 40], ["Wien", "Graz"], [1.5, 2.5]], names=["income", "city", "income"]), path)
+    else:
+        sep = "\t" if suffix == "tsv" else ","
+        pd.DataFrame([[30, "Wien", 1.5], [40, "Graz", 2.5]], columns=["income", "city", "income"]).to_csv(
+            path, sep=sep, index=False)
+    name = suffix.replace(".", r"\.")
+    said = (rf"dup\.{name}: a column name appears more than once in the header "
+            r"\('income' in columns 1, 3\): every column needs a name of its own")
+    with pytest.raises(InputError, match=said):
+        read_table(path)
+    with pytest.raises(InputError, match=said):
+        header(str(path), None)
+
+
+def test_a_byte_order_mark_and_a_quoted_comma_are_not_repeats(tmp_path):
+    path = tmp_path / "bom.csv"
+    path.write_text('\ufeffage,"city, region",age_2\n30,"Wien, W",1\n', encoding="utf-8")
+    assert list(read_table(path).columns) == ["age", "city, region", "age_2"]

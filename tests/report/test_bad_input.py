@@ -25,6 +25,8 @@ def _run(files, out, *synthetic, extra=()):
     ("age,hours,education,job,income\n", "a header but no rows"),
     (b"age,hours,education,job,income\n30,40,\xff\xfe caf\xe9,job1,<=50K\n",
      "cannot be read as a table: it is not UTF-8 text (byte 0xff cannot be decoded); save it as UTF-8"),
+    ("age,hours,education,job,job\n30,40,Bachelors,job1,job2\n",
+     "a column name appears more than once in the header ('job' in columns 4, 5)"),
 ])
 def test_refused_before_any_work(files, tmp_path, capsys, content, says):
     bad = tmp_path / "bad.csv"

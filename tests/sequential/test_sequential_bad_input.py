@@ -82,3 +82,12 @@ def test_integer_keys_stay_integers(tmp_path):
 def test_a_key_that_is_text_in_one_table_and_numeric_in_the_other_matches(subject_keys, event_keys):
     data = from_frames(_spec(), SUBJ.assign(id=subject_keys), EV.assign(id=event_keys))
     assert data.n_events == 4 and data.events["id"].map(str).tolist() == ["1", "1", "2", "2"]
+
+
+def test_an_event_file_that_repeats_a_column_name_is_refused_naming_it(tmp_path):
+    # pandas would read the second 'x' as 'x.1', a column the spec does not declare
+    (tmp_path / "subj.csv").write_text("id,a\n1,10\n2,20\n")
+    (tmp_path / "ev.csv").write_text("id,t,x,x\n1,1,p,q\n2,1,r,s\n")
+    with pytest.raises(ValueError, match=r"ev\.csv: a column name appears more than once in the header "
+                                         r"\('x' in columns 3, 4\)"):
+        load_tables(_spec(tmp_path))
