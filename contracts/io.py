@@ -183,6 +183,22 @@ def csv_separator(path: str | os.PathLike, default: str | None = None) -> str:
     return best
 
 
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """True when two paths name one file or two files of the same bytes (a holdout that is the training
+    table given twice, or its copy); False when either cannot be read (the reader says why)."""
+    import filecmp
+
+    try:
+        return os.path.samefile(a, b) or filecmp.cmp(a, b, shallow=False)
+    except OSError:
+        return False
+
+
+#: why H may not be T: every measure of S is read against H
+NOT_A_HOLDOUT = ("H must hold real records the generator never saw: against T itself every ratio is undefined "
+                 "and every privacy test passes by construction")
+
+
 def unique_columns(path: str | os.PathLike, names: list, sep: str | None = None) -> None:
     """InputError naming the file and the names when a table's header repeats a column name. `names` are the
     names as read; for a csv/tsv file, whose reader renames a repeat (`inc` read as `inc.1`), the header's

@@ -77,7 +77,11 @@ def check_files(train: str, holdout: str, synthetic: dict[str, str], sep: str | 
         from holdbench.benchmark.data.tables import flat_config
 
         dataset_drop = [str(c) for c in flat_config(dataset).get("drop") or [] if str(c) not in drop]
+    from holdbench.contracts.io import NOT_A_HOLDOUT, same_file
+
     cols = header(train, sep)
+    if same_file(train, holdout):
+        raise ValueError(f"holdout (H) {holdout}: the same table as train (T) {train}; {NOT_A_HOLDOUT}")
     check_drop(list(drop), cols, train)
     drop = [*drop, *dataset_drop]
     cols = [c for c in cols if c not in drop]

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from holdbench.contracts.io import read_table
+from holdbench.contracts.io import NOT_A_HOLDOUT, read_table, same_file
 from holdbench.contracts.schema import Schema
 
 
@@ -27,6 +27,9 @@ def random_split(df: pd.DataFrame, seed: int) -> tuple[pd.DataFrame, pd.DataFram
 
 def provided_split(schema: Schema, train_path: str | Path, holdout_path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """T and H read from files (e.g. the paper's <dataset>_trn.csv.gz / _val.csv.gz), coerced."""
+    if same_file(train_path, holdout_path):
+        raise ValueError(f"dataset {schema.name!r}: its holdout file {holdout_path} is the same table as its training "
+                         f"file {train_path}; {NOT_A_HOLDOUT}")
     train = schema.coerce(read_table(train_path), str(train_path))
     holdout = schema.coerce(read_table(holdout_path), str(holdout_path))
     return train, holdout

@@ -123,6 +123,13 @@ def load_study(name: str, overrides: list[str] | tuple[str, ...] = ()) -> Study:
         files = cfg.get("split_files") or {}
         if not {"train", "holdout"} <= set(files):
             raise ConfigError(f"study {name!r}: split 'provided' needs split_files.train and .holdout")
+        from holdbench.contracts.io import NOT_A_HOLDOUT, same_file
+
+        for d in datasets:  # (a missing file is named by the split job)
+            t, h = (str(files[k]).format(dataset=d) for k in ("train", "holdout"))
+            if same_file(t, h):
+                raise ConfigError(f"study {name!r}: dataset {d!r}: split_files.holdout {h} is the same table as "
+                                  f"split_files.train {t}; {NOT_A_HOLDOUT}")
     for key in ("timeout_seconds", "memory_gb"):
         val = cfg.get(key)
         if val is not None and (not isinstance(val, (int, float)) or isinstance(val, bool)

@@ -87,6 +87,33 @@ def test_bad_study_rejected_naming_the_key(tmp_path, monkeypatch, case):
     assert named in str(err.value)
 
 
+def test_a_provided_split_whose_holdout_is_its_training_table_is_refused(tmp_path, monkeypatch):
+    """The same file twice, or a copy of it: every ratio against H would be undefined and every privacy test
+    against H would pass. A different table of the same columns is accepted."""
+    import pandas as pd
+
+    from holdbench.benchmark.data.split import provided_split
+
+    rows = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "c": ["a", "b", "a", "b"]})
+    rows.to_csv(tmp_path / "demo_trn.csv", index=False)
+    (tmp_path / "demo_copy.csv").write_bytes((tmp_path / "demo_trn.csv").read_bytes())
+    rows.iloc[::-1].to_csv(tmp_path / "demo_val.csv", index=False)
+    for holdout, refused in (("{dataset}_trn.csv", True), ("{dataset}_copy.csv", True), ("{dataset}_val.csv", False)):
+        line = (f"split_files: {{train: '{tmp_path}/{{dataset}}_trn.csv', holdout: '{tmp_path}/{holdout}'}}\n"
+                "split: provided")
+        conf = make_conf(tmp_path, {"bad": _study_yaml(line)})
+        monkeypatch.setenv("HOLDBENCH_CONF_DIR", str(conf))
+        if not refused:
+            assert load_study("bad").split == "provided"
+            continue
+        said = (rf"study 'bad': dataset 'demo': split_files.holdout {tmp_path}/demo_(trn|copy)\.csv is the same table "
+                r"as split_files.train .*demo_trn\.csv; H must hold real records the generator never saw")
+        with pytest.raises(ConfigError, match=said):
+            load_study("bad")
+    with pytest.raises(ValueError, match=r"dataset 'demo': its holdout file .*demo_copy\.csv is the same table"):
+        provided_split(dataset_schema("demo"), tmp_path / "demo_trn.csv", tmp_path / "demo_copy.csv")
+
+
 def test_a_misspelt_study_name_is_answered_with_the_closest_study():
     with pytest.raises(ConfigError, match=r"unknown study 'papr' \(did you mean 'paper'\?\)"):
         load_group("study", "papr")

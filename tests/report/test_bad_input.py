@@ -187,3 +187,19 @@ def _hint_of(files, tmp_path, capsys) -> str:
     s.to_csv(bad, index=False)
     assert _run(files, tmp_path / "out2", bad) == 2
     return capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["report", "evaluate", "check"])
+def test_a_holdout_that_is_the_training_file_is_refused(files, tmp_path, capsys, command):
+    """T given twice (or a copy of T as H): every ratio against H would be undefined and every privacy test
+    against H would pass, so the commands on files refuse it before any work."""
+    copy = tmp_path / "copy_of_train.csv"
+    copy.write_bytes(files["train"].read_bytes())
+    out = tmp_path / "out"
+    for holdout in (files["train"], copy):
+        argv = [command, "--train", str(files["train"]), "--holdout", str(holdout), "--synthetic", str(files["fresh"])]
+        argv += {"report": ["--out", str(out)], "evaluate": ["--out", str(out / "m.json")], "check": []}[command]
+        assert main(argv + ["--metrics", "demo"]) == 2
+        err = capsys.readouterr().err
+        assert f"holdout (H) {holdout}: the same table as train (T) {files['train']}; H must hold real records" in err
+    assert not out.exists() or not any(out.iterdir()), "a refused command wrote something"
