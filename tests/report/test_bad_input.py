@@ -203,3 +203,19 @@ def test_a_holdout_that_is_the_training_file_is_refused(files, tmp_path, capsys,
         err = capsys.readouterr().err
         assert f"holdout (H) {holdout}: the same table as train (T) {files['train']}; H must hold real records" in err
     assert not out.exists() or not any(out.iterdir()), "a refused command wrote something"
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc/self"), reason="needs Linux's /proc (a place nobody may write)")
+@pytest.mark.parametrize(("command", "out", "says"), [
+    ("evaluate", "/proc/holdbench-no/m.json", "--out /proc/holdbench-no/m.json: directory /proc is not writable"),
+    ("report", "/proc/holdbench-no", "--out /proc/holdbench-no: cannot create the directory"),
+])
+def test_an_out_that_cannot_be_written_is_refused_before_any_work(files, capsys, command, out, says):
+    """Even for root, whom os.access always answers yes: the place is tried before the evaluation, whose work
+    the final write would otherwise lose."""
+    argv = [command, "--train", str(files["train"]), "--holdout", str(files["holdout"]), "--synthetic",
+            str(files["fresh"]), "--out", out, "--metrics", "demo"]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert says in captured.err
+    assert "fidelity ..." not in captured.out + captured.err, "the evaluation ran before the refusal"

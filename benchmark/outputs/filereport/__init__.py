@@ -137,7 +137,11 @@ def prepare_out(out: Path, inputs: list[str]) -> None:
     for name in ("report.html", "report.json", "summary.md"):
         if any((out / name).resolve() == Path(p).resolve() for p in inputs):
             raise ValueError(f"--out {out}: {name} would overwrite an input file")
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a read-only place, a missing mount, a file in the path
+        raise ValueError(f"--out {out}: cannot create the directory ({exc.strerror or exc}: {exc.filename or out})") \
+            from exc
 
 
 def read_evaluation(path: str, synthetic: str | None) -> tuple[dict, dict]:
