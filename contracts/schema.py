@@ -32,6 +32,19 @@ def index_column_hint(names: Iterable[str]) -> str:
             "index=False, or drop that column)")
 
 
+def near_names_hint(missing: Iterable[str], extra: Iterable[str]) -> str:
+    """A clause for a 'columns differ' message naming each unexpected column that differs from a missing one
+    only in letter case or surrounding spaces (`'Age '` for `'age'`), else ''."""
+    def key(name: str) -> str:
+        return name.strip().casefold()
+
+    wanted = {key(str(m)): str(m) for m in missing}
+    pairs = [f"{str(e)!r} for {wanted[key(str(e))]!r}" for e in extra if key(str(e)) in wanted]
+    if not pairs:
+        return ""
+    return f" (differing only in letter case or spaces: {', '.join(pairs)}; names must match T's exactly)"
+
+
 Kind = Literal["categorical", "numeric"]
 KINDS = ("categorical", "numeric")
 DTYPES = ("int", "float", "bool", "str")
@@ -260,6 +273,7 @@ class Schema:
             raise SchemaError(
                 f"{source}: columns differ from dataset {self.name!r}: "
                 f"missing {missing}, unexpected {extra}{index_column_hint(missing + extra)}"
+                f"{near_names_hint(missing, extra)}"
             )
 
     def coerce(self, df: pd.DataFrame, source: str) -> pd.DataFrame:

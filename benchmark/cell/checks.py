@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from holdbench.contracts.dates import dates_to_days, needs_days
-from holdbench.contracts.schema import Column, Schema, SchemaError, index_column_hint
+from holdbench.contracts.schema import Column, Schema, SchemaError, index_column_hint, near_names_hint
 
 LOG = logging.getLogger("holdbench.synth")
 
@@ -146,7 +146,7 @@ def _with_schema_columns(df: pd.DataFrame, schema: Schema, who: str) -> pd.DataF
         ]
         raise SynthesizerOutputError(
             f"{who}: columns differ from dataset {schema.name!r}: {'; '.join(parts)}"
-            f"{index_column_hint(missing + unexpected)}"
+            f"{index_column_hint(missing + unexpected)}{near_names_hint(missing, unexpected)}"
         )
     return df.set_axis(got, axis=1)
 

@@ -170,3 +170,11 @@ def test_a_column_that_looks_like_a_written_row_index_is_named_so(name, hinted):
     hint = index_column_hint(["other", name])
     assert (f"{name!r} looks like a row index that pandas wrote as a column" in hint) == hinted
     assert hint == "" or hint.startswith(" (") and hint.endswith(")")
+
+
+def test_a_column_named_as_t_names_it_but_for_case_or_spaces_is_pointed_out():
+    from holdbench.contracts.schema import near_names_hint
+
+    assert near_names_hint(["age", "sex", "income"], ["Age ", " SEX", "job"]) == (
+        " (differing only in letter case or spaces: 'Age ' for 'age', ' SEX' for 'sex'; names must match T's exactly)")
+    assert near_names_hint(["age"], ["ages"]) == "" and near_names_hint([], ["Age"]) == ""

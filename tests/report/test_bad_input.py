@@ -30,8 +30,8 @@ def _run(files, out, *synthetic, extra=()):
 ])
 def test_refused_before_any_work(files, tmp_path, capsys, content, says):
     bad = tmp_path / "bad.csv"
-    if content is None:  # columns differ: one missing, one extra, both named
-        pd.read_csv(files["fresh"]).rename(columns={"job": "occupation"}).to_csv(bad, index=False)
+    if content is None:  # columns differ: one missing, one extra, both named; one only by case and a space
+        pd.read_csv(files["fresh"]).rename(columns={"job": "occupation", "age": "Age "}).to_csv(bad, index=False)
     elif isinstance(content, bytes):
         bad.write_bytes(content)
     else:
@@ -41,7 +41,8 @@ def test_refused_before_any_work(files, tmp_path, capsys, content, says):
     err = capsys.readouterr().err
     assert says in err and str(bad) in err
     if content is None:
-        assert "missing ['job']" in err and "unexpected ['occupation']" in err
+        assert "missing ['age', 'job']" in err and "unexpected ['Age ', 'occupation']" in err
+        assert "(differing only in letter case or spaces: 'Age ' for 'age'; names must match T's exactly)" in err
     assert not (out / "report.html").exists()
 
 
