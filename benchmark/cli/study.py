@@ -23,7 +23,8 @@ _CONFIG_FLAGS = ("--config", "-C")
 def register(sub) -> None:
     p = sub.add_parser("run", help="run a study with Snakemake (cached, resumable)")
     p.add_argument("study", nargs="?", default=None, help="conf/study/<name>.yaml (default: paper)")
-    p.add_argument("--cores", default="all", help="Snakemake --cores (default: all)")
+    p.add_argument("--cores", default="all", type=_cores, help="Snakemake --cores: a positive number or 'all' "
+                                                                "(default: all)")
     p.add_argument("--no-track", action="store_true", help="do not log to MLflow")
     p.add_argument("--dry-run", "-n", action="store_true", help="show what would run; writes nothing")
     p.add_argument("--verbose", "-v", action="store_true",
@@ -45,6 +46,15 @@ def register(sub) -> None:
     p.set_defaults(func=_track)
 
     # `holdbench report STUDY` is registered by holdbench.benchmark.cli.report (beside its file form); it calls _report
+
+
+def _cores(text: str) -> str:
+    """--cores as Snakemake takes it (a positive integer or 'all'), refused by argparse otherwise."""
+    import argparse
+
+    if text != "all" and not (text.isdigit() and int(text) > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive integer or 'all', got {text!r}")
+    return text
 
 
 def _restrict_options(p) -> None:
@@ -155,9 +165,6 @@ def _check_overrides_disjoint(overrides: list[str]) -> None:
 
 def _run(args) -> int:
     cmd = snakemake_command(args)
-    if args.dry_run:
-        print("$ " + shlex.join(cmd), flush=True)
-        return subprocess.call(cmd)
     config = _config_pairs(cmd)
     study = config["study"]
     from holdbench.benchmark.config import ConfigError, available, check_name, config_file, did_you_mean
@@ -166,6 +173,15 @@ def _run(args) -> int:
     if check_name("study", study) not in known:  # before its results directory gets a log
         raise ConfigError(f"unknown study {study!r}{did_you_mean([study], known)}: no {config_file('study', study)} "
                           f"(known: {', '.join(known)})")
+    for option, group in (("datasets", "dataset"), ("synthesizers", "synthesizer")):  # before Snakemake parses
+        names, known = getattr(args, option, None) or [], available(group)
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise ConfigError(f"--{option}: unknown {group} {', '.join(map(repr, unknown))}{did_you_mean(unknown, known)} "
+                              f"(known: {', '.join(known)})")
+    if args.dry_run:
+        print("$ " + shlex.join(cmd), flush=True)
+        return subprocess.call(cmd)
     from holdbench.benchmark.cli.progress import Progress
     from holdbench.benchmark.layout import STOP_NOTE, StudyLayout
     from holdbench.benchmark.layout import results_root

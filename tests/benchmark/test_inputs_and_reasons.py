@@ -61,6 +61,30 @@ def test_run_rejects_what_cannot_be_merged(argv, words):
     assert words in str(err.value)
 
 
+@pytest.mark.parametrize("dry", [False, True])
+@pytest.mark.parametrize("argv, said", [
+    (["--synthesizers", "ctgn", "cart"], "--synthesizers: unknown synthesizer 'ctgn' (did you mean 'ctgan'?) (known: "),
+    (["--datasets", "adlt"], "--datasets: unknown dataset 'adlt' (did you mean 'adult'?) (known: adult, "),
+    (["--cores", "0"], "argument --cores: must be a positive integer or 'all', got '0'"),
+    (["--cores", "two"], "argument --cores: must be a positive integer or 'all', got 'two'"),
+])
+def test_run_refuses_unknown_names_and_cores_before_snakemake(tmp_path, monkeypatch, capsys, argv, said, dry):
+    """A misspelt name was Snakemake's parse error with Python frames in its log's tail; a --cores of 0 was
+    handed on. Nothing is written (no results directory, no log)."""
+    from holdbench.benchmark.cli import main
+
+    monkeypatch.setenv("HOLDBENCH_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setattr(subprocess, "call", lambda *a, **k: pytest.fail("Snakemake was started"))
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: pytest.fail("Snakemake was started"))
+    try:
+        code = main(["run", "demo", "--no-track", *argv, *(["-n"] if dry else [])])
+    except SystemExit as stop:  # argparse's usage error
+        code = stop.code
+    assert code == 2
+    assert said in capsys.readouterr().err
+    assert not (tmp_path / "results").exists()
+
+
 def test_validate_restricts_the_study(capsys):
     from holdbench.benchmark.cli import main
 
