@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -276,9 +277,32 @@ def failure_tail(log_path: Path, code: int, n: int = FAILURE_LINES) -> list[str]
         lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError as exc:
         lines = [f"(cannot read the log: {exc})"]
+    refused = _parse_error(lines)
+    if refused:  # the Snakefile's own checks refused the study before any job: their message, without frames
+        return [f"[holdbench] Snakemake stopped before any job (exit status {code}): the study was refused:",
+                *refused, f"[holdbench] Snakemake's full output: {log_path}"]
     head = (f"[holdbench] Snakemake failed (exit status {code}); the last {min(n, len(lines))} line(s) of its "
             f"output ({log_path}):")
     return [head, *lines[-n:], f"[holdbench] Snakemake's full output: {log_path}"]
+
+
+#: how Snakemake reports an exception raised while it reads the Snakefile (holdbench's ConfigError, SchemaError...)
+_PARSE_ERROR = re.compile(r'^(\w+) in file "?[^"]*Snakefile"?, line \d+:$')
+
+
+def _parse_error(lines: list[str]) -> list[str]:
+    """The message of the last error raised while Snakemake read holdbench's Snakefile, as '<Error>: message'
+    lines without Snakemake's Python frames; [] when the log shows no such error."""
+    starts = [i for i, line in enumerate(lines) if _PARSE_ERROR.match(line)]
+    if not starts:
+        return []
+    kind = _PARSE_ERROR.match(lines[starts[-1]]).group(1)
+    message = []
+    for line in lines[starts[-1] + 1:]:
+        if line.startswith('  File "'):
+            break
+        message.append(line)
+    return [f"{kind}: {message[0]}", *message[1:]] if message else []
 
 
 class _LogLines:

@@ -132,6 +132,26 @@ def test_failure_tail_shows_the_last_lines_and_the_log(tmp_path):
     assert lines[-1] == f"[holdbench] Snakemake's full output: {log}"
 
 
+def test_failure_tail_of_a_refused_study_is_its_message_without_frames(tmp_path):
+    log = tmp_path / "snakemake.log"
+    log.write_text(
+        "$ python -m snakemake --snakefile /x/Snakefile --cores all\n"
+        "Using workflow specific profile /x/profiles/default for setting default command line arguments.\n"
+        'ConfigError in file "/x/Snakefile", line 14:\n'
+        "/x/conf/study/demo.yaml: `n_synthetic`: -5 is less than the minimum of 1\n"
+        "(a second line of the message)\n"
+        '  File "/x/Snakefile", line 14, in <module>\n'
+        '  File "/x/benchmark/workflow/prepare.py", line 129, in prepare\n')
+    assert failure_tail(log, 1) == [
+        "[holdbench] Snakemake stopped before any job (exit status 1): the study was refused:",
+        "ConfigError: /x/conf/study/demo.yaml: `n_synthetic`: -5 is less than the minimum of 1",
+        "(a second line of the message)",
+        f"[holdbench] Snakemake's full output: {log}"]
+    # a job's failure is not a refused study: the log's last lines, as before
+    log.write_text("Error in rule generate:\n    jobid: 3\n")
+    assert failure_tail(log, 1)[0].startswith("[holdbench] Snakemake failed (exit status 1); the last 2 line(s)")
+
+
 def test_log_lines_returns_complete_lines_once(tmp_path):
     log = tmp_path / "x.log"
     follow = _LogLines(log)
