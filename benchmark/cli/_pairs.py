@@ -99,6 +99,13 @@ def check_pair_args(args: argparse.Namespace, flat_options: tuple[str, ...], hol
         raise ValueError(f"sequential data needs {', '.join(missing)}" + (" (or --holdout-row)" if only_s else ""))
     if holdout_row and (args.synthetic_subjects or args.synthetic_events):
         raise ValueError("--holdout-row evaluates S = H: give no --synthetic-subjects/--synthetic-events")
+    from holdbench.contracts.io import NOT_A_HOLDOUT, same_file
+
+    for part in parts:  # H's events (or subjects) given as T's: the same check as for flat tables
+        t, h = getattr(args, f"train_{part}"), getattr(args, f"holdout_{part}")
+        if same_file(t, h):
+            raise ValueError(f"{option('holdout', part)} {h}: the same table as {option('train', part)} {t}; "
+                             f"{NOT_A_HOLDOUT}")
     no_context = bool(getattr(args, "key", None) or getattr(args, "order", None) or getattr(args, "datetime", None)
                       or getattr(args, "time", None))
     if not events_only(args):

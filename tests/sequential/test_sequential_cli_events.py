@@ -102,6 +102,14 @@ def test_usage_errors_of_the_event_form(files, argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", ["evaluate", "check", "report"])
+def test_holdout_events_that_are_the_training_events_are_refused(files, tmp_path, capsys, command):
+    out = {"evaluate": ["--out", str(tmp_path / "m.json")], "report": ["--out", str(tmp_path / "r")], "check": []}
+    assert main([command, *_argv(files, holdout=files["train"]), *out[command], *FAST]) == 2
+    assert (f"--holdout-events {files['train']}: the same table as --train-events {files['train']}; H must hold real "
+            "records the generator never saw") in capsys.readouterr().err
+
+
 def test_a_datetime_column_that_does_not_parse_is_named(files, tmp_path, capsys):
     bad = tmp_path / "holdout.csv"
     _events(30, 1).assign(ts=lambda d: d["ts"].where(d.index != 3, "31/02/2024")).to_csv(bad, index=False)
