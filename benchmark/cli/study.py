@@ -197,7 +197,13 @@ def _run(args) -> int:
     if passthrough:
         print("$ " + shlex.join(cmd), flush=True)
     else:
-        log_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            where = ("the workflow config's results_dir" if config.get("results_dir") else
+                     "$HOLDBENCH_RESULTS_DIR" if os.environ.get("HOLDBENCH_RESULTS_DIR") else "the default results/")
+            raise ValueError(f"the study's results directory {root} ({where}) cannot be created: "
+                             f"{exc.strerror or exc}: {exc.filename or root}") from exc
         log = open(log_path, "w", encoding="utf-8")  # noqa: SIM115 - closed below, after Snakemake ends
         log.write("$ " + shlex.join(cmd) + "\n")
         log.flush()

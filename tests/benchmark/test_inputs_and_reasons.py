@@ -85,6 +85,17 @@ def test_run_refuses_unknown_names_and_cores_before_snakemake(tmp_path, monkeypa
     assert not (tmp_path / "results").exists()
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc (a place nobody may write)")
+def test_run_names_a_results_directory_it_cannot_create(monkeypatch, capsys):
+    from holdbench.benchmark.cli import main
+
+    monkeypatch.setenv("HOLDBENCH_RESULTS_DIR", "/proc/holdbench-no")
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: pytest.fail("Snakemake was started"))
+    assert main(["run", "demo", "--no-track", "--synthesizers", "cart"]) == 2
+    assert ("the study's results directory /proc/holdbench-no/demo ($HOLDBENCH_RESULTS_DIR) cannot be created: "
+            "No such file or directory: /proc/holdbench-no") in capsys.readouterr().err
+
+
 def test_validate_restricts_the_study(capsys):
     from holdbench.benchmark.cli import main
 
