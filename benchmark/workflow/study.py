@@ -99,7 +99,12 @@ def load_study(name: str, overrides: list[str] | tuple[str, ...] = ()) -> Study:
     """Compose conf/study/<name>.yaml, expand and check everything it names."""
     check_name("study", name)
     cfg = to_container(load_group("study", name, overrides, add_keys=True))
-    validate_config("study", name, cfg)
+    try:
+        validate_config("study", name, cfg)
+    except ConfigError as exc:
+        if not overrides:
+            raise
+        raise ConfigError(f"{exc} (the study as overridden by {', '.join(overrides)})") from None
     datasets = _names(cfg, name, "datasets", "dataset")
     synths = _names(cfg, name, "synthesizers", "synthesizer")
     seeds = cfg.get("seeds", [0])

@@ -114,6 +114,12 @@ def test_a_provided_split_whose_holdout_is_its_training_table_is_refused(tmp_pat
         provided_split(dataset_schema("demo"), tmp_path / "demo_trn.csv", tmp_path / "demo_copy.csv")
 
 
+def test_a_refusal_caused_by_an_override_says_which_overrides_were_applied():
+    with pytest.raises(ConfigError, match=r"demo\.yaml: `n_synthetic`: -5 is less than the minimum of 1 "
+                                          r"\(the study as overridden by synthesizers=\[cart\], n_synthetic=-5\)$"):
+        load_study("demo", ["synthesizers=[cart]", "n_synthetic=-5"])
+
+
 def test_a_misspelt_study_name_is_answered_with_the_closest_study():
     with pytest.raises(ConfigError, match=r"unknown study 'papr' \(did you mean 'paper'\?\)"):
         load_group("study", "papr")
