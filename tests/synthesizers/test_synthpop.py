@@ -203,9 +203,11 @@ PAPER_R_SEEDS = {"adult": 161401295, "bank-marketing": 825411274, "credit-defaul
 
 @pytest.mark.slow
 @pytest.mark.needs_r
-@pytest.mark.parametrize("dataset", ["online-shoppers", "adult", "bank-marketing", "credit-default"])
+@pytest.mark.parametrize("dataset", ["adult", "bank-marketing", "credit-default"])
 def test_real_synthpop_reproduces_the_published_file(dataset, shared_data):
-    """docs/definitions/paper.md §6: syn(T, k = 50000, seed = the paper's draw) on the paper's T gives the published file."""
+    """docs/definitions/paper.md §6: syn(T, k = 50000, seed = the paper's draw) on the paper's T gives the published file.
+    online-shoppers is checked through the whole harness instead (the paper_synthpop_exact study, below), which
+    makes this same fit and sample inside a cell."""
     need_r(["synthpop"])
     from holdbench.benchmark.data.tables import dataset_schema
     from holdbench.benchmark.data.split import provided_split
