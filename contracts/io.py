@@ -199,21 +199,26 @@ NOT_A_HOLDOUT = ("H must hold real records the generator never saw: against T it
                  "and every privacy test passes by construction")
 
 
-def unique_columns(path: str | os.PathLike, names: list, sep: str | None = None) -> None:
-    """InputError naming the file and the names when a table's header repeats a column name. `names` are the
-    names as read; for a csv/tsv file, whose reader renames a repeat (`inc` read as `inc.1`), the header's
-    first record is read again as written (with `sep`, else the detected separator)."""
+def header_names(path: str | os.PathLike, sep: str | None = None) -> list[str]:
+    """The column names of a csv/tsv file's header as written (pandas renames a repeated name, `inc` read as
+    `inc.1`), with `sep`, else the detected separator; a byte-order mark is not part of the first name."""
     import csv
 
-    path = Path(path)
-    if table_suffix(path) not in (None, ".parquet"):
+    with open_text(path) as fh:
+        names = next(csv.reader(fh, delimiter=sep or csv_separator(path)), [])
+    return [names[0].removeprefix("\ufeff"), *names[1:]] if names else []
+
+
+def unique_columns(path: str | os.PathLike, names: list | None = None, sep: str | None = None) -> None:
+    """InputError naming the file and the names when a table's header repeats a column name: `names` as read
+    (a parquet file's), else the csv/tsv header as written (header_names with `sep`)."""
+    import csv
+
+    if names is None:
         try:
-            with open_text(path, errors="replace") as fh:
-                names = next(csv.reader(fh, delimiter=sep or csv_separator(path)), [])
-        except (OSError, EOFError, csv.Error, _lzma_error()):
+            names = header_names(path, sep)
+        except (OSError, EOFError, ValueError, csv.Error, _lzma_error()):
             return  # the reader itself says what is wrong with the file
-        if names:  # a byte-order mark is not part of the first name
-            names[0] = names[0].removeprefix("\ufeff")
     names = [str(n) for n in names]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
@@ -252,7 +257,7 @@ def read_table(path: str | os.PathLike, sep: str | None = None) -> pd.DataFrame:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", pd.errors.DtypeWarning)  # mixed types are reported
                 df = pd.read_csv(path, sep=sep)
-            unique_columns(path, list(df.columns), sep)
+            unique_columns(path, sep=sep)
             return df
     except InputError:
         raise

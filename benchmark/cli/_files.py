@@ -61,7 +61,7 @@ def header(path: str, sep: str | None) -> list[str]:
     except (ValueError, OSError, EOFError) as exc:
         read_table(p, sep=sep)  # raises the harness's named error
         raise InputError(f"{path}: cannot be read as a table: {exc}") from exc
-    unique_columns(p, names, sep)
+    unique_columns(p, sep=sep)
     return names
 
 

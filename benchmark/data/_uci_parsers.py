@@ -66,17 +66,12 @@ def _separator(path: Path, fmt: str | None) -> str:
 
 def text_header(path: Path, fmt: str | None = None, sep: str | None = None) -> list[str] | None:
     """The raw header of a csv/tsv file (pandas renames duplicate names silently), else None."""
-    import csv
-
-    from holdbench.contracts.io import open_text
+    from holdbench.contracts.io import header_names
 
     name = path.name.lower()
     if fmt == "parquet" or (fmt is None and name.endswith(".parquet")):
         return None
-    sep = sep or _separator(path, fmt)
-    with open_text(path) as fh:
-        row = next(csv.reader(fh, delimiter=sep), None)
-    return row
+    return header_names(path, sep or _separator(path, fmt))
 
 
 PARSERS: dict[str, Callable[[list[Path], list[str]], pd.DataFrame]] = {

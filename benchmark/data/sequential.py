@@ -242,7 +242,7 @@ def load_tables(spec: SequentialSpec) -> tuple[pd.DataFrame | None, pd.DataFrame
                 raise FileNotFoundError(f"dataset {spec.name!r}: {path} does not exist (set HOLDBENCH_DATA_DIR)")
             try:
                 frame = pd.read_csv(path, sep=sep or ",", low_memory=False)
-                unique_columns(path, list(frame.columns), sep or ",")
+                unique_columns(path, sep=sep or ",")
                 if spec.key in frame.columns:
                     keys = pd.read_csv(path, sep=sep or ",", usecols=[spec.key], dtype=str, keep_default_na=False)
                     frame[spec.key] = keys[spec.key].mask(keys[spec.key] == "")
