@@ -47,6 +47,23 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
             tmp_path.unlink()
 
 
+def probe_directory(path: str | os.PathLike) -> Path:
+    """The nearest existing directory at or above `path`, after a scratch directory was made and removed in it:
+    what a later write under `path` will meet there (os.access says yes to root, also on /proc or a read-only
+    mount). Raises NotADirectoryError when that nearest existing entry is a file, OSError naming it when nothing
+    can be made in it. Nothing is left behind."""
+    place = Path(path)
+    while not place.exists() and place != place.parent:
+        place = place.parent
+    if not place.is_dir():
+        raise NotADirectoryError(20, "not a directory", str(place))
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".holdbench-probe-", dir=place))
+    except OSError as exc:  # named by the place, not by the scratch name that was refused
+        raise OSError(exc.errno, exc.strerror, str(place)) from exc
+    return place
+
+
 def write_json(path: str | os.PathLike, obj: Any) -> None:
     with atomic_path(path) as tmp:
         tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=_json_default) + "\n")

@@ -247,17 +247,15 @@ def check_out(out: str | None, inputs: list[str], what: str = "JSON file") -> No
         raise ValueError(f"--out {out} exists and is not a regular file")
     if path.exists() and any(path.resolve() == Path(i).resolve() for i in inputs):
         raise ValueError(f"--out {out} is one of the input tables; name another file")
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        raise ValueError(f"--out {out}: {parent} is not a directory")
-    import tempfile
+    from holdbench.contracts.io import probe_directory
 
-    try:  # what the write at the end will do there (os.access says yes to root, and on /proc or a read-only mount)
-        os.rmdir(tempfile.mkdtemp(prefix=".holdbench-probe-", dir=parent))
+    try:  # what the write at the end will do there, tried before the evaluation whose work it would lose
+        probe_directory(path.parent)
+    except NotADirectoryError as exc:
+        raise ValueError(f"--out {out}: {exc.filename} is not a directory") from exc
     except OSError as exc:
-        raise ValueError(f"--out {out}: directory {parent} is not writable ({exc.strerror or exc})") from exc
+        raise ValueError(f"--out {out}: directory {exc.filename or path.parent} is not writable "
+                         f"({exc.strerror or exc})") from exc
 
 
 def read_inputs(args: argparse.Namespace):

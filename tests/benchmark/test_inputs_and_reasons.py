@@ -188,6 +188,21 @@ def test_evaluate_refuses_an_unusable_out_before_reading_anything(tmp_path, out)
     assert not (tmp_path / "newdir").exists()
 
 
+def test_probe_directory_tries_the_nearest_existing_place_and_leaves_nothing(tmp_path):
+    from holdbench.contracts.io import probe_directory
+
+    assert probe_directory(tmp_path / "a" / "b") == tmp_path
+    assert list(tmp_path.iterdir()) == [], "the probe left its scratch directory or made the path"
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(NotADirectoryError) as err:
+        probe_directory(tmp_path / "f" / "sub")
+    assert err.value.filename == str(tmp_path / "f")
+    if os.path.isdir("/proc/self"):  # a place even root cannot write: named as the place, not the scratch name
+        with pytest.raises(OSError) as err:
+            probe_directory("/proc/holdbench-no/deeper")
+        assert err.value.filename == "/proc"
+
+
 # ---- item 9: reasons ---------------------------------------------------------------------------
 
 def test_reasons_are_one_printable_line():

@@ -130,7 +130,10 @@ def _specs(families: list) -> list:
 
 
 def prepare_out(out: Path, inputs: list[str]) -> None:
-    """--out is a directory (created); refused when it is a file or holds one of the inputs' paths."""
+    """--out is a directory: refused when it is a file, holds one of the inputs' paths or cannot be created
+    (tried, not made: nothing is written before the report is)."""
+    from holdbench.contracts.io import probe_directory
+
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} exists and is not a directory; name a directory for report.html, "
                          "report.json and summary.md")
@@ -138,7 +141,7 @@ def prepare_out(out: Path, inputs: list[str]) -> None:
         if any((out / name).resolve() == Path(p).resolve() for p in inputs):
             raise ValueError(f"--out {out}: {name} would overwrite an input file")
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        probe_directory(out)
     except OSError as exc:  # a read-only place, a missing mount, a file in the path
         raise ValueError(f"--out {out}: cannot create the directory ({exc.strerror or exc}: {exc.filename or out})") \
             from exc
