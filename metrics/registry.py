@@ -51,6 +51,8 @@ class MetricSpec:
     """Shown first: in the CLI summary, the MLflow runs table and the report's headline table."""
     interval: tuple[str, str] | None = None
     """Names of the fields holding this metric's 95% interval (low, high), if it has one."""
+    flag: bool = False
+    """A pass/fail metric (its field is a bool): over several cells its mean is a pass rate."""
 
     def __post_init__(self) -> None:
         if self.group not in GROUPS:
@@ -101,8 +103,8 @@ def artifact(meaning: str) -> Any:
 
 def specs_of(result_type: type) -> list[MetricSpec]:
     """The registry metrics a result dataclass declares, in field order."""
-    return [MetricSpec(name=f.name, **f.metadata[_KEY]) for f in dataclasses.fields(result_type)
-            if _KEY in f.metadata]
+    return [MetricSpec(name=f.name, flag="bool" in str(f.type), **f.metadata[_KEY])
+            for f in dataclasses.fields(result_type) if _KEY in f.metadata]
 
 
 def artifact_names(result_type: type) -> list[str]:

@@ -190,6 +190,17 @@ def _fmt(value: Any, digits: int) -> str:
     return "" if math.isnan(v) else f"{v:.{digits}f}"
 
 
+def value_text(spec, value: Any) -> str:
+    """A table's text for a value of a metric: rounded to its digits; a pass/fail metric (spec.flag) as
+    pass or fail, its mean over seeds (a pass rate strictly between) as e.g. '2/3 pass' in per cent."""
+    if not getattr(spec, "flag", False):
+        return _fmt(value, spec.digits)
+    v = float(value) if isinstance(value, bool) else _number(value)
+    if math.isnan(v):
+        return ""
+    return "pass" if v == 1 else "fail" if v == 0 else f"{v:.0%} pass"
+
+
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|&~])")
 
 
@@ -236,8 +247,8 @@ def render_markdown(results: StudyResults, summary: pd.DataFrame) -> str:
     """leaderboard.md: per dataset a table of the headline metrics and timings (every metric is in
     leaderboard.csv), then every cell that is not ok with its reason, then how to read it."""
     cells = results.table
-    heads = [sp for sp in results.specs if sp.headline]
-    shown = [(f"{sp.label} {arrow(sp)}", sp.name, sp.digits, sp.interval, sp) for sp in heads]
+    heads = [sp for sp in results.shown if not sp.flag]  # the columns with a best mean (pass/fail: none)
+    shown = [(f"{sp.label} {arrow(sp)}", sp.name, sp.digits, sp.interval, sp) for sp in results.shown]
     shown += [(h, c, d, None, None) for h, c, d in _MD_TIMINGS]
     lines = [f"# Leaderboard: {_md_text(results.name)}", "",
              ("Means over the ok seeds; a metric with an interval shows it beside the mean (which interval is "
@@ -256,8 +267,9 @@ def render_markdown(results: StudyResults, summary: pd.DataFrame) -> str:
             status = "ok" if row["n_ok"] == row["n_seeds"] else row["statuses"]
             vals = []
             for _, metric, digits, interval, spec in shown:
-                text = _fmt(row.get(f"{metric}_mean"), digits)
-                if text and spec is not None and row["synthesizer"] in best[metric]:
+                text = value_text(spec, row.get(f"{metric}_mean")) if spec is not None else \
+                    _fmt(row.get(f"{metric}_mean"), digits)
+                if text and spec is not None and row["synthesizer"] in best.get(metric, ()):
                     text = f"**{text}**"
                 if interval and text:
                     text += interval_text(row, metric, digits)

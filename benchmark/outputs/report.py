@@ -34,6 +34,7 @@ from holdbench.benchmark.outputs.leaderboard import (
     provenance,
     references,
     synthesizer_label,
+    value_text,
 )
 from holdbench.benchmark.outputs.plots import cell_figures, study_figures
 from holdbench.benchmark.outputs.results import StudyResults
@@ -104,10 +105,11 @@ _TIMINGS = (("fit s", "fit_seconds", 1), ("sample s", "sample_seconds", 1),
             ("peak MB evaluate", "evaluate_peak_rss_mb", 0))
 
 
-def _columns(specs: list) -> list[tuple[str, str, int, tuple | None]]:
-    """(header, metric, digits, interval): the registry's headline metrics, then timings and memory."""
-    return ([(f"{sp.label} {arrow(sp)}", sp.name, sp.digits, sp.interval) for sp in specs if sp.headline]
-            + [(h, m, d, None) for h, m, d in _TIMINGS])
+def _columns(shown: list) -> list[tuple[str, str, int, tuple | None, Any]]:
+    """(header, metric, digits, interval, spec): the metrics the study shows (StudyResults.shown), then
+    timings and memory (spec None)."""
+    return ([(f"{sp.label} {arrow(sp)}", sp.name, sp.digits, sp.interval, sp) for sp in shown]
+            + [(h, m, d, None, None) for h, m, d in _TIMINGS])
 
 
 #: a terminal escape sequence (CSI, OSC, or a two-byte ESC sequence)
@@ -136,12 +138,16 @@ def _num(value: Any, digits: int) -> str:
     return "" if math.isnan(v) else f"{v:.{digits}f}"
 
 
-def _td_num(value: Any, digits: int, extra: str = "", best: bool = False, fails: bool = False) -> str:
-    """A numeric cell: shown rounded, sorted by its full value (data-v); `best`: marked the column's best,
-    and said so when its row fails the quality gates (`fails`): never a bare best in a failing row."""
+def _td_num(value: Any, digits: int, extra: str = "", best: bool = False, fails: bool = False,
+            spec: Any = None) -> str:
+    """A numeric cell: shown rounded (a pass/fail metric's `spec`: as pass, fail or its pass rate), sorted by
+    its full value (data-v); `best`: marked the column's best, and said so when its row fails the quality
+    gates (`fails`): never a bare best in a failing row."""
     v = _float(value)
     if math.isnan(v):
         return "<td></td>"
+    if spec is not None and spec.flag:
+        return f'<td data-v="{v!r}">{_e(value_text(spec, v))}</td>'
     css = ""
     if best:
         css = (' class="best" title="best of this column, but this row fails the quality gates"' if fails
@@ -179,24 +185,24 @@ def _gate_summary(per_cell: pd.DataFrame | None, keys: list[str]) -> str:
 
 
 def _summary_html(summary: pd.DataFrame, dataset: str, cols: list, cells: pd.DataFrame,
-                  per_cell: pd.DataFrame | None, specs: list = ()) -> str:
+                  per_cell: pd.DataFrame | None) -> str:
     rows = []
     mine = summary[summary["dataset"] == dataset]
     refs = references(cells)
-    best = {sp.name: best_synthesizers(mine, sp, refs) for sp in specs if sp.headline}
+    best = {sp.name: best_synthesizers(mine, sp, refs) for *_, sp in cols if sp is not None and not sp.flag}
     for _, r in mine.iterrows():
         css = "fail" if r["n_ok"] == 0 else "partial" if r["n_ok"] < r["n_seeds"] else ""
         tds = _td_text(synthesizer_label(r)) + _td_text(r["statuses"])
         keys = list(cells.loc[(cells["dataset"] == dataset) & (cells["synthesizer"] == r["synthesizer"]), "cell_id"])
         fails = per_cell is not None and bool((per_cell["cell_id"].isin(keys) & (per_cell["verdict"] == "FAIL")).any())
-        for _, metric, digits, interval in cols:
+        for _, metric, digits, interval, spec in cols:
             tds += _td_num(r.get(f"{metric}_mean"), digits, interval_text(r, metric, digits) if interval else "",
-                           best=r["synthesizer"] in best.get(metric, ()), fails=fails)
+                           best=r["synthesizer"] in best.get(metric, ()), fails=fails, spec=spec)
         if per_cell is not None:
             tds += _td_text(_gate_summary(per_cell, keys))
         rows.append((css, tds))
-    headers = ["synthesizer", "cells"] + [h for h, _, _, _ in cols] + (["gates"] if per_cell is not None else [])
-    notes = interval_notes(mine) if any(interval for _, _, _, interval in cols) else []
+    headers = ["synthesizer", "cells"] + [c[0] for c in cols] + (["gates"] if per_cell is not None else [])
+    notes = interval_notes(mine) if any(c[3] for c in cols) else []
     foot = f'<p class="note">Intervals: {_e("; ".join(notes))}.</p>' if notes else ""
     return _table(headers, rows) + foot
 
@@ -226,12 +232,12 @@ def _cells_html(cells: pd.DataFrame, cols: list, per_cell: pd.DataFrame | None) 
         status = f"<b>{_e(c['status'])}</b>" if c["status"] != "ok" else "ok"
         tds = (_td_text(None, f'<a href="#cell-{i}">{_e(c["dataset"])}</a>') + _td_text(synthesizer_label(c))
                + _td_num(c["seed"], 0) + _td_text(None, status) + _td_text(stage) + _td_text(c["reason"]))
-        tds += "".join(_td_num(c.get(m), d) for _, m, d, _ in cols)
+        tds += "".join(_td_num(c.get(m), d, spec=spec) for _, m, d, _, spec in cols)
         if per_cell is not None:
             row = verdict.get(c["cell_id"])
             tds += _td_text(None, _verdict_why_html(row) if row is not None else _verdict_html("n/a"))
         rows.append(("fail" if c["status"] != "ok" else "", tds))
-    headers = ["dataset", "synthesizer", "seed", "status", "stage", "reason"] + [h for h, _, _, _ in cols]
+    headers = ["dataset", "synthesizer", "seed", "status", "stage", "reason"] + [c[0] for c in cols]
     return _table(headers + (["gates (why)"] if per_cell is not None else []), rows)
 
 
@@ -366,7 +372,7 @@ def render_report(results: StudyResults, verdicts: pd.DataFrame | None = None, g
 
     study, cells = results.study, results.table
     summary = aggregate(cells, results.specs)
-    cols = _columns(results.specs)
+    cols = _columns(results.shown)
     if verdicts is None:
         verdicts, gates_source = default_verdicts(results)
     per_cell = cell_verdicts(verdicts) if verdicts is not None else None
@@ -395,7 +401,7 @@ def render_report(results: StudyResults, verdicts: pd.DataFrame | None = None, g
                "says so beside it.</p>")]
     for dataset in dict.fromkeys(cells["dataset"]) if len(cells) else []:
         parts += [f"<h3>{_e(dataset)}</h3>", _dates_html(results, dataset, cells),
-                  _summary_html(summary, dataset, cols, cells, per_cell, results.specs)]
+                  _summary_html(summary, dataset, cols, cells, per_cell)]
     if len(cells):
         figures = study_figures(results)
         parts += ["<h2>Figures</h2>",

@@ -238,6 +238,18 @@ class StudyResults:
     def name(self) -> str:
         return str(self.study["name"])
 
+    @property
+    def shown(self) -> list:
+        """The metrics the study's tables show: the registry's headline metrics, then the study's
+        `leaderboard_metrics` in their order."""
+        by_name = {sp.name: sp for sp in self.specs}
+        extra = [str(n) for n in self.study.get("leaderboard_metrics") or []]
+        unknown = [n for n in extra if n not in by_name]
+        if unknown:
+            raise ValueError(f"{self.layout.study_json}: leaderboard_metrics {unknown} are not metrics of the "
+                             "study's metrics config")
+        return [sp for sp in self.specs if sp.headline] + [by_name[n] for n in extra]
+
 
 def load_results(study_dir: str | Path) -> StudyResults:
     """Read a study's cells once; the registry entries come from its metrics config."""

@@ -73,6 +73,8 @@ class Study:
     sequential: bool = False
     """A study of sequential (subject + event) datasets, sequential synthesizers and sequential metric
     families; S has |T| subjects (n_synthetic is 0: not a row count)."""
+    leaderboard_metrics: tuple[str, ...] = ()
+    """Metrics shown after the headline ones in the study's tables (registry names; checked at load)."""
     sources: dict = field(default_factory=dict)
     """Which file each config came from (holdbench.benchmark.config.config_source): `study`, `metrics`,
     and `datasets` / `synthesizers` mapping each name to its file; shipped files relative to the
@@ -91,6 +93,7 @@ class Study:
             "name": self.name, "datasets": list(self.datasets), "synthesizers": list(self.synthesizers),
             "seeds": list(self.seeds), "n_synthetic": self.n_synthetic, "split": self.split,
             "metrics": self.metrics, "drilldown": self.drilldown, "kind": KINDS[self.sequential],
+            "leaderboard_metrics": list(self.leaderboard_metrics),
             "config_files": self.sources,
         }
 
@@ -181,6 +184,7 @@ def load_study(name: str, overrides: list[str] | tuple[str, ...] = ()) -> Study:
         raise ConfigError(f"study {name!r}: the sequential metric families are not shardable; "
                           f"remove `evaluate_shards` (got {shards})")
     drill = cfg.get("drilldown") or {}
+    shown = _leaderboard_metrics(name, metrics_name, metrics, cfg.get("leaderboard_metrics") or [])
     sources = {"study": config_source("study", name), "metrics": config_source("metrics", metrics_name),
                "datasets": {d: config_source("dataset", d) for d in datasets},
                "synthesizers": {s: config_source("synthesizer", s) for s in synths}}
@@ -189,8 +193,24 @@ def load_study(name: str, overrides: list[str] | tuple[str, ...] = ()) -> Study:
         n_synthetic=n_syn, split=split, split_files=cfg.get("split_files"),
         timeout_seconds=float(cfg.get("timeout_seconds") or 3600), memory_gb=float(cfg.get("memory_gb") or 8),
         metrics=metrics, synth_configs=configs, drilldown={d: list(c) for d, c in drill.items()},
-        evaluate_shards=shards, sequential=sequential, sources=sources,
+        evaluate_shards=shards, sequential=sequential, leaderboard_metrics=shown, sources=sources,
     )
+
+
+def _leaderboard_metrics(study: str, metrics_name: str, metrics: dict, names: list[str]) -> tuple[str, ...]:
+    """The study's `leaderboard_metrics`, each a metric of its metrics config and not a headline one."""
+    from holdbench.benchmark.config import did_you_mean, metric_specs
+
+    specs = {sp.name: sp for sp in metric_specs(metrics)}
+    unknown = [n for n in names if n not in specs]
+    if unknown:
+        raise ConfigError(f"study {study!r}: leaderboard_metrics {unknown} are not metrics of metrics config "
+                          f"{metrics_name!r}{did_you_mean(unknown, specs)} (the docs' metric reference, reference/metrics.md, "
+                          "lists every name)")
+    headline = [n for n in names if specs[n].headline]
+    if headline:
+        raise ConfigError(f"study {study!r}: leaderboard_metrics {headline} are headline metrics, shown already")
+    return tuple(names)
 
 
 def _sequential_datasets(study: str, datasets: list[str]) -> bool:

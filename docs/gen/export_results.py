@@ -39,7 +39,7 @@ from pathlib import Path
 
 import pandas as pd
 from holdbench.benchmark.config import available, group_config
-from holdbench.benchmark.outputs.leaderboard import _MD_TIMINGS, _fmt, provenance
+from holdbench.benchmark.outputs.leaderboard import _MD_TIMINGS, _fmt, provenance, value_text
 from holdbench.benchmark.outputs.results import load_results
 
 IDENTITY = ("dataset", "synthesizer", "seed", "status")
@@ -65,6 +65,11 @@ def machine() -> str:
     return ", ".join(p for p in (f"{cores} cores", mem, gpu, system) if p)
 
 
+def _cell_value(value):
+    """A leaderboard.csv value as read by pandas: a pass/fail cell is True/False (or their text)."""
+    return {"True": True, "False": False}.get(value, value) if isinstance(value, str) else value
+
+
 def export(study_dir: Path, out: Path, *, machine_text: str | None = None, command: str | None = None,
            merge: bool = False) -> dict:
     study_dir = Path(study_dir)
@@ -79,13 +84,14 @@ def export(study_dir: Path, out: Path, *, machine_text: str | None = None, comma
         raise ValueError(f"{board_path}: columns {missing} missing (not a holdbench leaderboard.csv)")
     if board.empty:
         raise ValueError(f"{board_path}: no cells")
-    heads = [sp for sp in results.specs if sp.headline]
-    shown = [(sp.label, sp.name, sp.digits) for sp in heads] + list(_MD_TIMINGS)
-    cols = list(IDENTITY) + [label for label, _, _ in shown]
+    shown = [(sp.label, sp.name, sp.digits, sp) for sp in results.shown]
+    shown += [(label, name, digits, None) for label, name, digits in _MD_TIMINGS]
+    cols = list(IDENTITY) + [label for label, *_ in shown]
     rows = []
     for _, r in board.iterrows():
         row = [str(r["dataset"]), str(r["synthesizer"]), str(int(r["seed"])), str(r["status"])]
-        row += [_fmt(r.get(name), digits) if name in board.columns else "" for _, name, digits in shown]
+        row += ["" if name not in board.columns else value_text(spec, _cell_value(r.get(name))) if spec is not None
+                else _fmt(r.get(name), digits) for _, name, digits, spec in shown]
         rows.append(row)
     common, _own, commits = provenance(results)
     status_files = sorted(study_dir.glob("*/seed*/*/status.json"))
