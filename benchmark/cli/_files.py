@@ -86,7 +86,10 @@ def check_files(train: str, holdout: str, synthetic: dict[str, str], sep: str | 
     drop = [*drop, *dataset_drop]
     cols = [c for c in cols if c not in drop]
     if target is not None and target not in cols:
-        raise ValueError(f"--target {target!r} is not a column of T ({train}); its columns: {cols}")
+        from holdbench.benchmark.config import did_you_mean
+
+        raise ValueError(f"--target {target!r} is not a column of T ({train}){did_you_mean([target], cols)}; "
+                         f"its columns: {cols}")
     files = [("holdout (H)", holdout),  # an S named after its file is named by its path alone
              *(("synthetic" if n == Path(p).name else f"synthetic {n!r}", p) for n, p in synthetic.items())]
     for what, path in files:
