@@ -45,6 +45,14 @@ def near_names_hint(missing: Iterable[str], extra: Iterable[str]) -> str:
     return f" (differing only in letter case or spaces: {', '.join(pairs)}; names must match T's exactly)"
 
 
+def columns_differ(missing: list, extra: list) -> str:
+    """What a 'columns differ' message says after its colon: the missing and the unexpected names (a side
+    without names left out), then the hints of index_column_hint and near_names_hint."""
+    sides = "; ".join(f"{word} {[str(c) for c in names]}" for word, names in (("missing", missing),
+                                                                             ("unexpected", extra)) if names)
+    return f"{sides}{index_column_hint([*missing, *extra])}{near_names_hint(missing, extra)}"
+
+
 Kind = Literal["categorical", "numeric"]
 KINDS = ("categorical", "numeric")
 DTYPES = ("int", "float", "bool", "str")
@@ -270,11 +278,7 @@ class Schema:
         missing = [c for c in self.names if c not in got]
         extra = [c for c in got if c not in self.names]
         if missing or extra:
-            raise SchemaError(
-                f"{source}: columns differ from dataset {self.name!r}: "
-                f"missing {missing}, unexpected {extra}{index_column_hint(missing + extra)}"
-                f"{near_names_hint(missing, extra)}"
-            )
+            raise SchemaError(f"{source}: columns differ from dataset {self.name!r}: {columns_differ(missing, extra)}")
 
     def coerce(self, df: pd.DataFrame, source: str) -> pd.DataFrame:
         """Return df in schema order with canonical dtypes; SchemaError names the bad column.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from holdbench.contracts.schema import index_column_hint, near_names_hint
+from holdbench.contracts.schema import columns_differ
 
 #: an S with more rows than this is refused before it is read (--max-rows raises it): a pandas frame of
 #: 10 million rows of text columns alone takes several GB, and every distance search grows with S
@@ -97,10 +97,7 @@ def check_files(train: str, holdout: str, synthetic: dict[str, str], sep: str | 
         missing = [c for c in cols if c not in other]
         extra = [c for c in other if c not in cols]
         if missing or extra:
-            differ = "; ".join(f"{word} {names}" for word, names in (("missing", missing), ("unexpected", extra))
-                               if names)
-            raise ValueError(f"{what} {path}: columns differ from T ({train}): {differ}"
-                             f"{index_column_hint(missing + extra)}{near_names_hint(missing, extra)}")
+            raise ValueError(f"{what} {path}: columns differ from T ({train}): {columns_differ(missing, extra)}")
     for what, path in [("train (T)", train), *files]:
         n = count_rows(path)
         if n == 0:

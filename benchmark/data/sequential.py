@@ -377,8 +377,10 @@ def check_synthetic(spec: SequentialSpec, subjects: pd.DataFrame, events: pd.Dat
         missing = [c for c in expected if c not in got]
         extra = [c for c in got if c not in expected]
         if missing or extra:
+            from holdbench.contracts.schema import columns_differ
+
             raise ValueError(f"{source} ({part} table): columns differ from dataset {spec.name!r}: "
-                             f"missing {missing}, unexpected {extra}")
+                             f"{columns_differ(missing, extra)}")
     if subjects[spec.key].duplicated().any():
         raise ValueError(f"{source} (subjects table): column {spec.key!r} (the key) is not unique")
     orphans = ~events[spec.key].isin(subjects[spec.key])

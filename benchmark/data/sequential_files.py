@@ -42,9 +42,12 @@ def events_spec(events_file: str | Path, key: str, order: list[str], n_events_pr
     columns as event columns, kinds from T's dtypes; `datetimes` {column: format or None} adds to the
     columns read as datetimes by their values."""
     frame = _read(events_file, "training events file")
+    from holdbench.benchmark.config import did_you_mean
+
+    names = [str(c) for c in frame.columns]
     if key not in frame.columns:
-        raise ValueError(f"{events_file}: the key column {key!r} (--key) is missing (it has "
-                         f"{[str(c) for c in frame.columns]})")
+        raise ValueError(f"{events_file}: the key column {key!r} (--key) is missing{did_you_mean([key], names)} "
+                         f"(it has {names})")
     if not order:
         raise ValueError("--order needs `row` (each key's events in file row order) or the column(s) ordering them")
     by_row = list(order) == [ROW_ORDER]
@@ -52,8 +55,8 @@ def events_spec(events_file: str | Path, key: str, order: list[str], n_events_pr
         raise ValueError(f"--order {' '.join(order)}: `row` stands alone (it is the file's row order)")
     missing = [c for c in ([] if by_row else order) if c not in frame.columns]
     if missing:
-        raise ValueError(f"{events_file}: order column(s) {missing} (--order) are missing (it has "
-                         f"{[str(c) for c in frame.columns]})")
+        raise ValueError(f"{events_file}: order column(s) {missing} (--order) are missing"
+                         f"{did_you_mean(missing, names)} (it has {names})")
     datetimes = dict(datetimes or {})
     unknown = [c for c in datetimes if c not in frame.columns]
     if unknown:

@@ -35,7 +35,7 @@ def test_coerce_names_bad_column(schema):
     df = pd.DataFrame({"n": [1, "abc"], "x": [1.0, 2.0], "b": [True, False], "c": ["a", "b"]})
     with pytest.raises(SchemaError, match=r"t\.csv: column 'n'.*abc"):
         schema.coerce(df, "t.csv")
-    with pytest.raises(SchemaError, match=r"missing \['c'\], unexpected \['zz'\]"):
+    with pytest.raises(SchemaError, match=r"missing \['c'\]; unexpected \['zz'\]"):
         schema.coerce(df.rename(columns={"c": "zz"}), "t.csv")
 
 

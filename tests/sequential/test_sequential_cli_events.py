@@ -86,8 +86,17 @@ def test_a_missing_key_column_is_named_with_the_file(files, tmp_path, capsys):
     _events(30, 2).drop(columns=["account"]).to_csv(bad, index=False)
     assert main(["evaluate", *_argv(files, synthetic=bad), *FAST]) == 2
     assert f"synthetic data {bad}: the key column 'account' is missing" in capsys.readouterr().err
-    assert main(["evaluate", *_argv(files)[:3], "--key", "acct", "--order", "row", *FAST]) == 2
-    assert "the key column 'acct' (--key) is missing" in capsys.readouterr().err
+    assert main(["evaluate", *_argv(files)[:3], "--key", "acount", "--order", "row", *FAST]) == 2
+    assert "the key column 'acount' (--key) is missing (did you mean 'account'" in capsys.readouterr().err
+
+
+def test_an_event_column_missing_from_s_is_named_alone(files, tmp_path, capsys):
+    bad = tmp_path / "synthetic.csv"
+    _events(30, 2).drop(columns=["amount"]).to_csv(bad, index=False)
+    assert main(["evaluate", *_argv(files, synthetic=bad), *FAST]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad} (events table): columns differ" in err and "missing ['amount']" in err
+    assert "unexpected" not in err, "an empty side of the difference is named"
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -95,6 +104,7 @@ def test_a_missing_key_column_is_named_with_the_file(files, tmp_path, capsys):
     (["--key", "account"], "need --key"),
     (["--key", "account", "--order", "row", "ts"], "`row` stands alone"),
     (["--key", "account", "--order", "when"], "order column(s) ['when'] (--order) are missing"),
+    (["--key", "account", "--order", "tss"], "order column(s) ['tss'] (--order) are missing (did you mean 'ts'?)"),
 ])
 def test_usage_errors_of_the_event_form(files, argv, message, capsys):
     base = [f"--{r}-events={files[r]}" for r in ("train", "holdout", "synthetic")]
