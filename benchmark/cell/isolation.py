@@ -126,7 +126,7 @@ def _acquire(fd: int, cell_dir: Path, wait_seconds: float) -> None:
 
 
 def _self_record(attempt_id: str) -> dict:
-    return {"pid": os.getpid(), "create_time": _create_time(os.getpid()), "attempt": attempt_id}
+    return {"pid": os.getpid(), "started": process_start(os.getpid()), "attempt": attempt_id}
 
 
 def _read_record(fd: int) -> dict | None:
@@ -140,7 +140,7 @@ def _read_record(fd: int) -> dict | None:
 def _kill_record(rec: dict) -> None:
     """Kill the supervisor a lock record names (if it is still that process), its cgroup and its attempt."""
     pid = rec.get("pid")
-    if isinstance(pid, int) and pid != os.getpid() and _create_time(pid) == rec.get("create_time"):
+    if isinstance(pid, int) and pid != os.getpid() and process_start(pid) == rec.get("started"):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
     if rec.get("attempt"):
@@ -150,11 +150,28 @@ def _kill_record(rec: dict) -> None:
         sweep({ATTEMPT_ENV: str(rec["attempt"])})
 
 
-def _create_time(pid: int) -> float | None:
+def process_start(pid: int) -> str | None:
+    """When process `pid` started, as an identity that tells it from a later process given the same pid; None
+    when it is gone (or a zombie) or not ours to look at.
+
+    Linux: its start in clock ticks since boot (/proc/<pid>/stat, field 22). psutil's create_time adds that
+    to a boot time derived from the wall clock, which moves when the clock is stepped: on a VM paused and
+    resumed by its host it moved under running cells, every one of them took Snakemake for gone and
+    stopped (two Bale & Quick fits lost 40 CPU minutes so). Elsewhere psutil's create_time, to 1 s."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        text = ""
+    if text:
+        fields = text[text.rindex(")") + 2:].split()  # after "pid (comm) ": field 3 (state) onwards
+        return None if fields[0] in ("Z", "X") else f"ticks:{fields[19]}"
     try:
         import psutil
 
-        return psutil.Process(pid).create_time()
+        p = psutil.Process(pid)
+        return None if p.status() == psutil.STATUS_ZOMBIE else f"created:{round(p.create_time())}"
     except Exception:  # noqa: BLE001 - gone, or not ours to look at
         return None
 
@@ -292,12 +309,14 @@ class _Watch:
 
     def __init__(self) -> None:
         self.ppid = os.getppid()
-        self.chain: list[tuple[int, float]] = []
+        self.chain: list[tuple[int, str]] = []
         try:
             import psutil
 
             for p in psutil.Process().parents():
-                self.chain.append((p.pid, p.create_time()))
+                start = process_start(p.pid)
+                if start is not None:
+                    self.chain.append((p.pid, start))
                 if "snakemake" in " ".join(p.cmdline()):
                     break
             else:
@@ -308,17 +327,9 @@ class _Watch:
     def lost(self) -> str | None:
         if os.getppid() != self.ppid:
             return "the supervisor's parent process died"
-        import psutil
-
-        for pid, created in self.chain:
-            try:
-                p = psutil.Process(pid)
-                if p.create_time() != created or p.status() == psutil.STATUS_ZOMBIE:
-                    raise psutil.NoSuchProcess(pid)
-            except psutil.NoSuchProcess:
+        for pid, start in self.chain:
+            if process_start(pid) != start:  # gone, a zombie, or its pid taken by a later process
                 return f"process {pid} (Snakemake or its job shell) is gone"
-            except psutil.Error:
-                continue
         return None
 
 

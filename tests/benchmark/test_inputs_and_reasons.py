@@ -276,16 +276,47 @@ def test_aggregate_refuses_cells_with_different_config_digests():
     assert same["F1_mean"].tolist() == pytest.approx([0.15, 0.35])
 
 
+def test_a_process_start_tells_a_live_process_from_a_gone_or_zombie_one():
+    from holdbench.benchmark.cell.isolation import process_start
+
+    kid = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    start = process_start(kid.pid)
+    assert start is not None and process_start(kid.pid) == start
+    assert process_start(os.getpid()) not in (None, start)
+    kid.kill()
+    deadline = time.monotonic() + 10
+    while process_start(kid.pid) is not None and time.monotonic() < deadline:  # a zombie until waited for
+        time.sleep(0.05)
+    assert process_start(kid.pid) is None, "a killed (zombie) process still reads as started"
+    kid.wait()
+    assert process_start(kid.pid) is None
+
+
+def test_the_supervisor_does_not_take_a_stepped_clock_for_its_parents_death(monkeypatch):
+    """psutil's create_time is boot time (from the wall clock) + ticks: when a VM's host pauses it, that boot
+    time moves, and every running cell read its live job shell and Snakemake as gone and stopped."""
+    import psutil
+
+    from holdbench.benchmark.cell.isolation import _Watch
+
+    watch = _Watch()
+    assert watch.chain, "no ancestor to watch"
+    assert watch.lost() is None
+    real = psutil.Process.create_time
+    monkeypatch.setattr(psutil.Process, "create_time", lambda self: real(self) + 1.0)  # the clock stepped 1 s
+    assert watch.lost() is None
+
+
 # ---- item 3: a later attempt of a cell stops an earlier one ------------------------------------
 
 _HOLDER = textwrap.dedent("""
     import fcntl, json, os, subprocess, sys, time
-    import psutil
+    from holdbench.benchmark.cell.isolation import process_start
     cell = sys.argv[1]
     fd = os.open(os.path.join(cell, ".cell.lock"), os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)
-    me = psutil.Process()
-    os.pwrite(fd, json.dumps({"pid": me.pid, "create_time": me.create_time(), "attempt": "old"}).encode(), 0)
+    me = os.getpid()
+    os.pwrite(fd, json.dumps({"pid": me, "started": process_start(me), "attempt": "old"}).encode(), 0)
     env = dict(os.environ, HOLDBENCH_CELL=os.path.realpath(cell), HOLDBENCH_ATTEMPT="old")
     kid = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], env=env,
                            start_new_session=True)
