@@ -192,9 +192,11 @@ def _fmt(value: Any, digits: int) -> str:
 
 def value_text(spec, value: Any) -> str:
     """A table's text for a value of a metric: rounded to its digits; a pass/fail metric (spec.flag) as
-    pass or fail, its mean over seeds (a pass rate strictly between) as e.g. '2/3 pass' in per cent."""
-    if not getattr(spec, "flag", False):
+    pass or fail (a cell's True/False, also as leaderboard.csv's text), its mean over seeds strictly
+    between as a pass rate ('67% pass')."""
+    if not spec.flag:
         return _fmt(value, spec.digits)
+    value = {"True": True, "False": False}.get(value, value) if isinstance(value, str) else value
     v = float(value) if isinstance(value, bool) else _number(value)
     if math.isnan(v):
         return ""

@@ -65,11 +65,6 @@ def machine() -> str:
     return ", ".join(p for p in (f"{cores} cores", mem, gpu, system) if p)
 
 
-def _cell_value(value):
-    """A leaderboard.csv value as read by pandas: a pass/fail cell is True/False (or their text)."""
-    return {"True": True, "False": False}.get(value, value) if isinstance(value, str) else value
-
-
 def export(study_dir: Path, out: Path, *, machine_text: str | None = None, command: str | None = None,
            merge: bool = False) -> dict:
     study_dir = Path(study_dir)
@@ -90,7 +85,7 @@ def export(study_dir: Path, out: Path, *, machine_text: str | None = None, comma
     rows = []
     for _, r in board.iterrows():
         row = [str(r["dataset"]), str(r["synthesizer"]), str(int(r["seed"])), str(r["status"])]
-        row += ["" if name not in board.columns else value_text(spec, _cell_value(r.get(name))) if spec is not None
+        row += ["" if name not in board.columns else value_text(spec, r.get(name)) if spec is not None
                 else _fmt(r.get(name), digits) for _, name, digits, spec in shown]
         rows.append(row)
     common, _own, commits = provenance(results)
