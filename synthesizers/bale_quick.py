@@ -73,6 +73,7 @@ decoys.
 
 from __future__ import annotations
 
+import logging
 import time
 import warnings
 from collections import OrderedDict
@@ -107,6 +108,7 @@ _FORMS = {"bale_quick": "ratio_bq", "holdbench": "ratio"}
 # score), "white" = a WhiteKernel added to its Matern kernel, its level fitted with the kernel's
 _GP_NOISE = (None, "white")
 _CACHE = 32  # fitted column models kept per step (mixtures are small: all kept)
+LOG = logging.getLogger("holdbench.synth")
 
 
 def _range(name: str, value, kind: type, lo_min: float, hi_max: float | None = None) -> tuple:
@@ -368,6 +370,7 @@ class _BaleQuick(Synthesizer):
         parts = ("gmm_cpu_seconds", "models_cpu_seconds", "generate_cpu_seconds", "pmse_cpu_seconds")
         rows: list[dict] = []
         per_seed = self.init_points + self.n_iter if self._bounds else 1
+        total = per_seed * (self.optimizer_seeds if self._bounds else 1)
 
         def out_of_time() -> bool:
             over = self.max_tuning_seconds is not None and time.perf_counter() - start >= self.max_tuning_seconds
@@ -406,6 +409,11 @@ class _BaleQuick(Synthesizer):
                              **{k: v for k, v in result.items() if k != "set_ratios"},
                              "seconds": time.perf_counter() - t0, "suggest_seconds": t0 - t_suggest,
                              **cpu, "cached": cached})
+                best = max(r["objective"] for r in rows)
+                LOG.info("tuning %s: evaluation %d of %d (%s%s): mean pMSE ratio %.3f, objective %.4g "
+                         "(best so far %.4g); %.0f s into tuning", type(self).__name__, len(rows), total,
+                         rows[-1]["phase"], ", seen before" if cached else "", result["mean_pmse_ratio"],
+                         result["objective"], best, time.perf_counter() - start)
             if self.hit_time_cap:
                 break
         trace = pd.DataFrame(rows)
@@ -444,6 +452,9 @@ class _BaleQuick(Synthesizer):
                             "rescore_cpu_seconds"]] = [result["mean_pmse_ratio"], result["objective"],
                                                        float(np.std(result["set_ratios"], ddof=1)),
                                                        time.process_time() - t0]
+            LOG.info("tuning %s: evaluation %d's parameters re-scored on %d new sets: mean pMSE ratio %.3f "
+                     "(in the search: %.3f)", type(self).__name__, row + 1, self.rescore_sets, result["mean_pmse_ratio"],
+                     trace.at[row, "mean_pmse_ratio"])
         rescored = trace["rescored_objective"]
         return best if rescored.isna().all() else int(rescored.idxmax())
 
@@ -459,6 +470,8 @@ class _BaleQuick(Synthesizer):
                              self._set_seeds(_CHECK, (), self.check_sets), {})
         self.check_ratios = result["set_ratios"]
         self.check_cpu_seconds = time.process_time() - t0
+        LOG.info("tuning %s: the kept parameters (evaluation %d) on %d sets no selection saw: mean pMSE ratio %.3f",
+                 type(self).__name__, chosen + 1, self.check_sets, float(np.mean(self.check_ratios)))
 
     def _cast(self, key: str, value):
         if key == "K":  # the nearest point of the grid low, low + k_step, ..., high

@@ -565,3 +565,22 @@ def test_zero_inflated_column_gets_exact_zeros_at_t_share():
     # tree's leaf shares; without it the mixture smears the spike
     assert abs(share[0.5] - 0.9) < 0.03
     assert abs(share[None] - 0.9) > 0.1
+
+
+def test_tuning_logs_each_evaluation_re_scoring_and_check(train, fit_ctx, caplog):
+    """A fit that tunes for an hour says where it is: one line per evaluation (its number of the total,
+    its phase, its mean ratio and the best objective so far), per re-scored finalist and for the check."""
+    synth = _cart(init_points=2, n_iter=1, rescore_top=2, rescore_sets=2, check_sets=2)
+    with caplog.at_level("INFO", logger="holdbench.synth"):
+        synth.fit(train, fit_ctx())
+    lines = [r.getMessage() for r in caplog.records if r.name == "holdbench.synth"]
+    trace = synth.tuning_trace
+    evals = [m for m in lines if ": evaluation " in m and " of 3 " in m]
+    assert len(evals) == len(trace) == 3, lines
+    for msg, (_, row) in zip(evals, trace.iterrows()):
+        assert f"({row['phase']}" in msg and f"mean pMSE ratio {row['mean_pmse_ratio']:.3f}" in msg, msg
+    assert f"(best so far {trace['objective'].max():.4g})" in evals[-1]
+    rescored = [m for m in lines if "re-scored on 2 new sets" in m]
+    assert len(rescored) == trace["rescored_objective"].notna().sum() == 2, lines
+    kept = int(trace["chosen"].idxmax()) + 1
+    assert [m for m in lines if f"kept parameters (evaluation {kept}) on 2 sets" in m], lines
