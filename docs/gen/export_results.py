@@ -133,13 +133,16 @@ def export(study_dir: Path, out: Path, *, machine_text: str | None = None, comma
     return doc
 
 
-_NOT_COMPUTED = "not computed by the earlier run(s), whose metrics config did not have them, so empty for"
-_EMPTY_PART = re.compile(rf"^(?P<cols>.+): {re.escape(_NOT_COMPUTED)} (?P<cells>.+)$")
+_NOT_COMPUTED = "not in the table of the earlier run(s), so empty for"
+# the same part as notes written before this wording say it (a later merge prunes those too)
+_NOT_COMPUTED_BEFORE = "not computed by the earlier run(s), whose metrics config did not have them, so empty for"
+_EMPTY_PART = re.compile(rf"^(?P<cols>.+): (?:{re.escape(_NOT_COMPUTED)}|{re.escape(_NOT_COMPUTED_BEFORE)}) "
+                         r"(?P<cells>.+)$")
 
 
 def _empty_note(previous: str | None, kept: list[list[str]], added: list[str]) -> str | None:
     """The leaderboard entry's note after a merge: the parts of the previous note kept as they were, except that
-    each "<columns>: not computed by the earlier run(s) ... so empty for <cells>" part names only the cells the
+    each "<columns>: not in the table of the earlier run(s), so empty for <cells>" part names only the cells the
     merged board still holds from earlier runs (a run that replaced them computed those columns; a part left
     with no cell goes), and a new such part for the columns this run adds, naming the kept rows' cells."""
     still = ["/".join(r[:2]) for r in kept]
@@ -188,6 +191,8 @@ def _merge(out: Path, cols: list[str], rows: list[list[str]], entry: dict, resul
               "run_date": max(previous.get("run_date") or "", entry["run_date"]),
               "date": max(previous.get("date") or "", entry["date"]),
               "versions": {k: v for k, v in entry["versions"].items() if old_versions.get(k) == v}}
+    if not str(previous.get("source", "")).startswith(entry["source"]):  # the kept rows came from elsewhere
+        merged["source"] = f"{entry['source']}; the rows kept from the earlier run(s): {previous.get('source')}"
     kept = [r for r in old[1:] if tuple(r[:3]) not in ran]
     note = _empty_note(previous.get("note"), kept, added)
     if note:
