@@ -456,7 +456,7 @@ PROSE = {
         "reveals is what the population reveals); on online-shoppers `cart` reveals far more about T's records "
         "than about H's, R's synthpop and `bq_cart` somewhat more, `bq_mnl` the same. On these data the method "
         "buys privacy, not fidelity. The holdout row shows what real data scores. Online-shoppers' `bq_cart` "
-        "row is tuned with today's defaults (each evaluation scored on ten synthetic sets of |T| rows, the "
+        "row is tuned with the current defaults (each evaluation scored on ten synthetic sets of |T| rows, the "
         "best five re-scored on new sets); adult's `bq_cart` and `bq_mnl` rows and online-shoppers' `bq_mnl` "
         "row come from an earlier run, tuned on synthetic sets of a fixed size without re-scoring, whose table "
         "lacks the columns left empty (the provenance note names those rows). bank-marketing was not run; "
