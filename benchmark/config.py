@@ -199,6 +199,10 @@ def load_group(group: str, name: str, overrides: Iterable[str] = (), add_keys: b
     """
     check_name(group, name)
     if name not in config_files(group):
+        declared = variant_index(group).get(name) if group == "synthesizer" else None
+        if declared is not None:  # a variant has no file of its own: its settings are merged by synthesizer_config
+            raise ConfigError(f"synthesizer {name!r} is a variant declared under `{VARIANTS_KEY}:` in {declared}.yaml, "
+                              f"not a config file: resolve it with synthesizer_config({name!r})")
         known = available(group)
         raise ConfigError(
             f"unknown {group} {name!r}{did_you_mean([name], known)}: no {name}.yaml in {_where(group)} "

@@ -114,6 +114,17 @@ def test_an_unknown_name_says_where_it_was_looked_for(user):
     assert str(user / "synthesizer") in str(err.value) and str(REPO / "conf" / "synthesizer") in str(err.value)
 
 
+def test_a_variant_read_as_a_file_names_its_file_and_the_way_to_resolve_it():
+    """group_config('synthesizer', 'aim_eps10') once said "unknown synthesizer 'aim_eps10' (did you mean
+    'aim_eps10'...)": a variant has no file; the error names the file declaring it and synthesizer_config."""
+    with pytest.raises(ConfigError) as err:
+        group_config("synthesizer", "aim_eps10")
+    msg = str(err.value)
+    assert "variant declared under `variants:` in aim.yaml" in msg and "synthesizer_config('aim_eps10')" in msg
+    assert "did you mean" not in msg
+    assert synthesizer_config("aim_eps10")["epsilon"] == 10.0
+
+
 def test_shipped_sources_are_relative_to_the_repository(monkeypatch):
     monkeypatch.delenv(CONFIG_PATH_ENV, raising=False)
     monkeypatch.delenv("HOLDBENCH_CONF_DIR", raising=False)
