@@ -96,3 +96,48 @@ def test_seeded_runs_are_byte_identical_and_match_the_schema(name, train, schema
     if GENERATORS[name] == "dp":  # the epsilon it ran at is read back from what generate.json records
         assert info["settings"]["epsilon"] == synthesizer_config(name, "smoke")["epsilon"]
     pd.testing.assert_frame_equal(first, schema.coerce(first, "test"))
+
+
+#: a column sum of a 3,000 x 3,000 float32 array in JAX, as the dp worker's process computes it: with the
+#: worker's `prepare` first (argv[1] "prepare") or with JAX started plainly
+_JAX_SUM = """
+import hashlib, os, sys
+sys.path[:0] = [sys.argv[2], sys.argv[3]]
+if sys.argv[1] == "prepare":
+    import worker
+    worker.prepare({"method": "aim"})
+import jax.numpy as jnp, numpy as np
+a = jnp.asarray(np.random.default_rng(0).random((3000, 3000), dtype=np.float32))
+print(hashlib.sha256(np.asarray(a.sum(axis=0)).tobytes()).hexdigest(), len(os.sched_getaffinity(0)))
+"""
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "sched_setaffinity") or len(__import__("os").sched_getaffinity(0)) < 2,
+                    reason="needs CPU affinity and at least two CPUs")
+@_needs("dp")
+def test_the_dp_worker_computes_as_on_one_cpu_whatever_the_cpus_it_may_use(tmp_path):
+    """XLA splits a reduction by the CPUs its client sees: started plainly, the same sum differs between a
+    process allowed one CPU and one allowed all (the reason AIM's samples differed between machines); after
+    the dp worker's `prepare` it is the same, and the process keeps all its CPUs."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    import holdbench.synthesizers.plugins as plugins
+
+    env = plugin_env.get("dp")
+    root = Path(plugins.__file__).parent
+    allowed = sorted(os.sched_getaffinity(0))
+
+    def run(mode: str, cpus: list[int]) -> tuple[str, int]:
+        out = subprocess.run([str(env.python()), "-c", _JAX_SUM, mode, str(root / "dp"), str(root)],
+                             capture_output=True, text=True, check=True, cwd=tmp_path,
+                             preexec_fn=lambda: os.sched_setaffinity(0, set(cpus)))
+        digest, n = out.stdout.split()
+        return digest, int(n)
+
+    plain_one, plain_all = run("plain", allowed[:1]), run("plain", allowed)
+    assert plain_one[0] != plain_all[0], "XLA no longer splits by CPUs: this test cannot tell prepare's effect"
+    one, every = run("prepare", allowed[:1]), run("prepare", allowed)
+    assert one[0] == every[0] == plain_one[0]
+    assert every[1] == len(allowed)  # the CPUs are given back after the client started

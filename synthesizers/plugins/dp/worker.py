@@ -36,12 +36,37 @@ def _jax_compilation_cache() -> None:
     byte). Every program is cached (JAX's default keeps only those compiling for 1 s or more: none here).
     Entries are compressed, so a half-written one fails to decompress and JAX compiles it again (a warning).
     Set by environment before jax is imported (this module is loaded before the library)."""
-    where = os.environ.get(JAX_CACHE_VAR) or str(Path(sys.prefix) / "jax-cache")
+    where = os.environ.get(JAX_CACHE_VAR) or str(Path(sys.prefix) / "jax-cache-one-cpu")
     if where == "off":
         return
     os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", where)
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "-1")
+
+
+def _jax_on_one_cpu() -> None:
+    """Start JAX's CPU backend while the process may use one CPU only, then give the process its CPUs back.
+
+    XLA sizes its CPU client by the CPUs the process may use and splits a large reduction by that size, so the
+    order of its floating-point sums, and with it AIM's and MST's fitted model and samples, depended on the
+    machine: on adult's T (24,421 rows) aim_eps10 gave other samples with one CPU allowed than with two, while
+    two fits with two CPUs agreed byte for byte; a column sum of a 3,000 x 3,000 array differs the same way,
+    and XLA_FLAGS' --xla_cpu_multi_thread_eigen=false and intra_op_parallelism_threads=1 do not change it. A
+    client started on one CPU computes as on a one-CPU machine wherever its thread then runs (the kernel may
+    still move it to any CPU; one compute thread, as every synthesizer job here has one BLAS thread). Called
+    by `prepare`, before the fit or the model's unpickling. Where the system has no CPU affinity (macOS) the
+    client sees every CPU, and a fit is reproducible on machines with the same number of CPUs only."""
+    import jax
+
+    if not hasattr(os, "sched_setaffinity"):
+        jax.devices("cpu")
+        return
+    allowed = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(allowed)})
+    try:
+        jax.devices("cpu")  # the CPU client is made now, with one CPU in view
+    finally:
+        os.sched_setaffinity(0, allowed)
 
 
 _jax_compilation_cache()
@@ -192,6 +217,12 @@ def _sample_privbayes(model, n, cfg):
     for c in cfg["categorical"]:
         out[c] = out[c].where(out[c].isna(), out[c].astype(str).str.removeprefix(TEXT_PREFIX))
     return out
+
+
+def prepare(cfg) -> None:
+    """Before MST's or AIM's fit, or the unpickling of their model (which makes JAX arrays): JAX on one CPU."""
+    if cfg["method"] in ("mst", "aim"):
+        _jax_on_one_cpu()
 
 
 METHODS = {"mst": (_fit_snsynth, _sample_snsynth), "aim": (_fit_snsynth, _sample_snsynth),
