@@ -99,45 +99,49 @@ def test_seeded_runs_are_byte_identical_and_match_the_schema(name, train, schema
 
 
 #: a column sum of a 3,000 x 3,000 float32 array in JAX, as the dp worker's process computes it: with the
-#: worker's `prepare` first (argv[1] "prepare") or with JAX started plainly
+#: worker's `prepare` first (argv[1] "prepare") or with JAX started plainly; prints the sum's digest, the CPUs
+#: the process may use after it and the CPUs the client was started with (0: plain)
 _JAX_SUM = """
 import hashlib, os, sys
 sys.path[:0] = [sys.argv[2], sys.argv[3]]
+client = 0
 if sys.argv[1] == "prepare":
     import worker
     worker.prepare({"method": "aim"})
+    client = worker._client_cpus
 import jax.numpy as jnp, numpy as np
 a = jnp.asarray(np.random.default_rng(0).random((3000, 3000), dtype=np.float32))
-print(hashlib.sha256(np.asarray(a.sum(axis=0)).tobytes()).hexdigest(), len(os.sched_getaffinity(0)))
+print(hashlib.sha256(np.asarray(a.sum(axis=0)).tobytes()).hexdigest(), len(os.sched_getaffinity(0)), client)
 """
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "sched_setaffinity") or len(__import__("os").sched_getaffinity(0)) < 2,
                     reason="needs CPU affinity and at least two CPUs")
 @_needs("dp")
-def test_the_dp_worker_computes_as_on_one_cpu_whatever_the_cpus_it_may_use(tmp_path):
+def test_the_dp_worker_computes_as_on_two_cpus_whatever_the_cpus_it_may_use(tmp_path):
     """XLA splits a reduction by the CPUs its client sees: started plainly, the same sum differs between a
-    process allowed one CPU and one allowed all (the reason AIM's samples differed between machines); after
-    the dp worker's `prepare` it is the same, and the process keeps all its CPUs."""
+    process allowed one CPU and one allowed two (the reason AIM's samples differed between machines). After
+    the dp worker's `prepare` a process allowed every CPU of this machine computes as one allowed exactly two
+    and keeps all its CPUs; one allowed a single CPU computes as a one-CPU machine and says so."""
     import os
     import subprocess
     from pathlib import Path
 
-    import holdbench.synthesizers.plugins as plugins
+    from holdbench.synthesizers import plugins
 
     env = plugin_env.get("dp")
     root = Path(plugins.__file__).parent
     allowed = sorted(os.sched_getaffinity(0))
 
-    def run(mode: str, cpus: list[int]) -> tuple[str, int]:
+    def run(mode: str, cpus: list[int]) -> tuple[str, int, int]:
         out = subprocess.run([str(env.python()), "-c", _JAX_SUM, mode, str(root / "dp"), str(root)],
                              capture_output=True, text=True, check=True, cwd=tmp_path,
                              preexec_fn=lambda: os.sched_setaffinity(0, set(cpus)))
-        digest, n = out.stdout.split()
-        return digest, int(n)
+        digest, n, client = out.stdout.split()
+        return digest, int(n), int(client)
 
-    plain_one, plain_all = run("plain", allowed[:1]), run("plain", allowed)
-    assert plain_one[0] != plain_all[0], "XLA no longer splits by CPUs: this test cannot tell prepare's effect"
-    one, every = run("prepare", allowed[:1]), run("prepare", allowed)
-    assert one[0] == every[0] == plain_one[0]
-    assert every[1] == len(allowed)  # the CPUs are given back after the client started
+    plain_one, plain_two = run("plain", allowed[:1]), run("plain", allowed[:2])
+    assert plain_one[0] != plain_two[0], "XLA no longer splits by CPUs: this test cannot tell prepare's effect"
+    every = run("prepare", allowed)
+    assert every == (plain_two[0], len(allowed), 2)  # as on two CPUs; the CPUs are given back
+    assert run("prepare", allowed[:1]) == (plain_one[0], 1, 1)

@@ -36,7 +36,7 @@ def _jax_compilation_cache() -> None:
     byte). Every program is cached (JAX's default keeps only those compiling for 1 s or more: none here).
     Entries are compressed, so a half-written one fails to decompress and JAX compiles it again (a warning).
     Set by environment before jax is imported (this module is loaded before the library)."""
-    where = os.environ.get(JAX_CACHE_VAR) or str(Path(sys.prefix) / "jax-cache-one-cpu")
+    where = os.environ.get(JAX_CACHE_VAR) or str(Path(sys.prefix) / "jax-cache-2cpus")
     if where == "off":
         return
     os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", where)
@@ -44,29 +44,38 @@ def _jax_compilation_cache() -> None:
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "-1")
 
 
-def _jax_on_one_cpu() -> None:
-    """Start JAX's CPU backend while the process may use one CPU only, then give the process its CPUs back.
+#: the CPUs JAX's CPU client is started with (fewer where the process may use fewer)
+XLA_CLIENT_CPUS = 2
+#: the CPUs the client of this process was started with (set by `prepare`; in the fit's info)
+_client_cpus: int | None = None
+
+
+def _jax_client(cpus: int = XLA_CLIENT_CPUS) -> int:
+    """Start JAX's CPU client while the process may use `cpus` CPUs only, then give the process its CPUs back;
+    returns the number of CPUs the client saw.
 
     XLA sizes its CPU client by the CPUs the process may use and splits a large reduction by that size, so the
-    order of its floating-point sums, and with it AIM's and MST's fitted model and samples, depended on the
+    order of its floating-point sums, and with it MST's and AIM's fitted model and samples, depended on the
     machine: on adult's T (24,421 rows) aim_eps10 gave other samples with one CPU allowed than with two, while
     two fits with two CPUs agreed byte for byte; a column sum of a 3,000 x 3,000 array differs the same way,
-    and XLA_FLAGS' --xla_cpu_multi_thread_eigen=false and intra_op_parallelism_threads=1 do not change it. A
-    client started on one CPU computes as on a one-CPU machine wherever its thread then runs (the kernel may
-    still move it to any CPU; one compute thread, as every synthesizer job here has one BLAS thread). Called
-    by `prepare`, before the fit or the model's unpickling. Where the system has no CPU affinity (macOS) the
-    client sees every CPU, and a fit is reproducible on machines with the same number of CPUs only."""
+    and XLA_FLAGS' --xla_cpu_multi_thread_eigen=false and intra_op_parallelism_threads=1 do not change it.
+    A client started with two CPUs in view computes as on a two-CPU machine (the machine the committed results
+    were computed on) on any machine with at least two; a process allowed one CPU (a one-CPU cluster
+    allocation) computes as on a one-CPU machine, and the fit's info records `xla_client_cpus`. Where the
+    system has no CPU affinity (macOS) the client sees every CPU and the count is recorded as such."""
     import jax
 
     if not hasattr(os, "sched_setaffinity"):
         jax.devices("cpu")
-        return
-    allowed = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {min(allowed)})
+        return os.cpu_count() or 0
+    allowed = sorted(os.sched_getaffinity(0))
+    used = allowed[:cpus]
+    os.sched_setaffinity(0, set(used))
     try:
-        jax.devices("cpu")  # the CPU client is made now, with one CPU in view
+        jax.devices("cpu")  # the CPU client is made now, with these CPUs in view
     finally:
-        os.sched_setaffinity(0, allowed)
+        os.sched_setaffinity(0, set(allowed))
+    return len(used)
 
 
 _jax_compilation_cache()
@@ -161,7 +170,8 @@ def _fit_snsynth(train, cfg, p):
         if len(supports) != 1:
             raise RuntimeError("smartnoise MST: cannot find the supports of its domain compression")
         synth.undo_compress_fn = functools.partial(synth.reverse_data, supports=supports[0])
-    return synth, {"epsilon_library": float(synth.epsilon), "delta_library": float(synth.delta), **info}
+    return synth, {"epsilon_library": float(synth.epsilon), "delta_library": float(synth.delta),
+                   "xla_client_cpus": _client_cpus, **info}
 
 
 def _sample_snsynth(model, n, cfg):
@@ -220,9 +230,11 @@ def _sample_privbayes(model, n, cfg):
 
 
 def prepare(cfg) -> None:
-    """Before MST's or AIM's fit, or the unpickling of their model (which makes JAX arrays): JAX on one CPU."""
+    """Before MST's or AIM's fit, or the unpickling of their model (which makes JAX arrays): JAX's CPU client
+    started with XLA_CLIENT_CPUS CPUs in view."""
+    global _client_cpus
     if cfg["method"] in ("mst", "aim"):
-        _jax_on_one_cpu()
+        _client_cpus = _jax_client()
 
 
 METHODS = {"mst": (_fit_snsynth, _sample_snsynth), "aim": (_fit_snsynth, _sample_snsynth),
