@@ -83,7 +83,12 @@ def test_seeded_runs_are_byte_identical_and_match_the_schema(name, train, schema
 
     synth, first = run(3, 4)
     if name in _JAX:  # the second run loads what the first compiled
-        assert any(cache.iterdir()), "the first run wrote no compiled program to the JAX cache"
+        import os
+
+        sized = cache / f"jax-cache-{min(2, len(os.sched_getaffinity(0)))}cpu"  # one cache per client size
+        assert [p.name for p in cache.iterdir()] == [sized.name] and any(sized.iterdir()), \
+            "the first run wrote no compiled program to the JAX cache of its client's size"
+        assert synth.info()["xla_client_cpus"] == min(2, len(os.sched_getaffinity(0)))
     _, again = run(3, 4)
     assert first.to_csv().encode() == again.to_csv().encode()
     other = synth.sample(150, seed=5)  # the same fit, another sample seed

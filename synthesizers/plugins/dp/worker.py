@@ -22,11 +22,12 @@ from holdbench_worker import SettingsError
 LIBRARIES = {"mst": ("snsynth", "smartnoise-synth"), "aim": ("snsynth", "smartnoise-synth"),
              "privbayes": ("DataSynthesizer", "DataSynthesizer")}
 TEXT_PREFIX = "v:"
-#: where compiled XLA programs are kept between worker processes; "off" disables (default: in the venv)
+#: the folder of the compiled XLA programs kept between worker processes, one cache per client size
+#: inside it; "off" disables (default: the venv)
 JAX_CACHE_VAR = "HOLDBENCH_JAX_CACHE"
 
 
-def _jax_compilation_cache() -> None:
+def _jax_compilation_cache(cpus: int) -> None:
     """MST and AIM run on private-pgm (`mbi`), written in JAX: every worker process compiles its XLA programs
     afresh (some 250 small ones for one MST fit, ~6 of its ~10 CPU seconds on a 1,000-row, 5-column
     domain), and the harness starts one process per fit and per sample. JAX's persistent compilation cache
@@ -35,11 +36,14 @@ def _jax_compilation_cache() -> None:
     and its samples are unchanged (tests/synthesizers/test_plugin_generators.py compares them byte for
     byte). Every program is cached (JAX's default keeps only those compiling for 1 s or more: none here).
     Entries are compressed, so a half-written one fails to decompress and JAX compiles it again (a warning).
-    Set by environment before jax is imported (this module is loaded before the library)."""
-    where = os.environ.get(JAX_CACHE_VAR) or str(Path(sys.prefix) / "jax-cache-2cpus")
+    The key does not hold the CPUs of the client that compiled a program, and a program compiled by a
+    two-CPU client computes other sums in a one-CPU client than the one-CPU client's own (seen on adult's
+    T): one cache per client size, `jax-cache-<cpus>cpu` in the venv (or under HOLDBENCH_JAX_CACHE).
+    Set by environment before jax is imported."""
+    where = os.environ.get(JAX_CACHE_VAR) or str(Path(sys.prefix))
     if where == "off":
         return
-    os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", where)
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = str(Path(where) / f"jax-cache-{cpus}cpu")
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "-1")
 
@@ -63,13 +67,17 @@ def _jax_client(cpus: int = XLA_CLIENT_CPUS) -> int:
     were computed on) on any machine with at least two; a process allowed one CPU (a one-CPU cluster
     allocation) computes as on a one-CPU machine, and the fit's info records `xla_client_cpus`. Where the
     system has no CPU affinity (macOS) the client sees every CPU and the count is recorded as such."""
-    import jax
-
     if not hasattr(os, "sched_setaffinity"):
+        _jax_compilation_cache(os.cpu_count() or 0)
+        import jax
+
         jax.devices("cpu")
         return os.cpu_count() or 0
     allowed = sorted(os.sched_getaffinity(0))
     used = allowed[:cpus]
+    _jax_compilation_cache(len(used))
+    import jax
+
     os.sched_setaffinity(0, set(used))
     try:
         jax.devices("cpu")  # the CPU client is made now, with these CPUs in view
@@ -78,7 +86,6 @@ def _jax_client(cpus: int = XLA_CLIENT_CPUS) -> int:
     return len(used)
 
 
-_jax_compilation_cache()
 
 
 # ------------------------------------------------------------------ MST and AIM (smartnoise-synth)
