@@ -11,7 +11,6 @@ that module defines
     METHODS = {method: (fit, sample)}
     fit(train, cfg, params) -> (model, info)   # model: anything pickle can store; info: a JSON dict
     sample(model, n, cfg) -> DataFrame         # n rows, T's columns
-    prepare(cfg)                               # optional: called before the fit or the model's unpickling
 
 and may raise `holdbench_worker.SettingsError(message)` for data or settings its library refuses
 (the message becomes the cell's reason). fit reads WORKDIR/train.parquet (categoricals as strings, no
@@ -82,8 +81,6 @@ def main(argv: list) -> int:
         __import__(module)
     except ImportError as exc:
         return _missing(workdir, exc)
-    if hasattr(plugin, "prepare"):  # before anything of the library runs, the unpickling of a model included
-        plugin.prepare(cfg)
     fit, sample = plugin.METHODS[cfg["method"]]
     _seed(int(cfg["seed"]))
     result = {"versions": {dist: version(dist), "numpy": np.__version__, "pandas": pd.__version__}}

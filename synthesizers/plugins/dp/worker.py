@@ -22,12 +22,12 @@ from holdbench_worker import SettingsError
 LIBRARIES = {"mst": ("snsynth", "smartnoise-synth"), "aim": ("snsynth", "smartnoise-synth"),
              "privbayes": ("DataSynthesizer", "DataSynthesizer")}
 TEXT_PREFIX = "v:"
-#: the folder of the compiled XLA programs kept between worker processes, one cache per client size
+#: the folder of the compiled XLA programs kept between worker processes, one cache per number of CPUs
 #: inside it; "off" disables (default: the venv)
 JAX_CACHE_VAR = "HOLDBENCH_JAX_CACHE"
 
 
-def _jax_compilation_cache(cpus: int) -> None:
+def _jax_compilation_cache() -> None:
     """MST and AIM run on private-pgm (`mbi`), written in JAX: every worker process compiles its XLA programs
     afresh (some 250 small ones for one MST fit, ~6 of its ~10 CPU seconds on a 1,000-row, 5-column
     domain), and the harness starts one process per fit and per sample. JAX's persistent compilation cache
@@ -36,56 +36,23 @@ def _jax_compilation_cache(cpus: int) -> None:
     and its samples are unchanged (tests/synthesizers/test_plugin_generators.py compares them byte for
     byte). Every program is cached (JAX's default keeps only those compiling for 1 s or more: none here).
     Entries are compressed, so a half-written one fails to decompress and JAX compiles it again (a warning).
-    The key does not hold the CPUs of the client that compiled a program, and a program compiled by a
-    two-CPU client computes other sums in a one-CPU client than the one-CPU client's own (seen on adult's
-    T): one cache per client size, `jax-cache-<cpus>cpu` in the venv (or under HOLDBENCH_JAX_CACHE).
-    Set by environment before jax is imported."""
+    XLA's CPU client splits a large reduction by the CPUs the process may use (a column sum of a
+    3,000 x 3,000 array differs between one and two), and the key does not hold that number: a one-CPU
+    process that loaded what two-CPU processes had compiled gave other AIM samples on adult's T than they
+    did. So each number of CPUs has its own cache, `jax-cache-<n>cpu`, in the venv or under
+    HOLDBENCH_JAX_CACHE: what a fit gives depends on the CPUs of its own process, never on which processes
+    filled the cache before it.
+    Set by environment before jax is imported (this module is loaded before the library)."""
     where = os.environ.get(JAX_CACHE_VAR) or str(Path(sys.prefix))
     if where == "off":
         return
-    os.environ["JAX_COMPILATION_CACHE_DIR"] = str(Path(where) / f"jax-cache-{cpus}cpu")
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 0
+    os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(Path(where) / f"jax-cache-{cpus}cpu"))
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "-1")
 
 
-#: the CPUs JAX's CPU client is started with (fewer where the process may use fewer)
-XLA_CLIENT_CPUS = 2
-#: the CPUs the client of this process was started with (set by `prepare`; in the fit's info)
-_client_cpus: int | None = None
-
-
-def _jax_client(cpus: int = XLA_CLIENT_CPUS) -> int:
-    """Start JAX's CPU client while the process may use `cpus` CPUs only, then give the process its CPUs back;
-    returns the number of CPUs the client saw.
-
-    XLA sizes its CPU client by the CPUs the process may use and splits a large reduction by that size, so the
-    order of its floating-point sums, and with it MST's and AIM's fitted model and samples, depended on the
-    machine: on adult's T (24,421 rows) aim_eps10 gave other samples with one CPU allowed than with two, while
-    two fits with two CPUs agreed byte for byte; a column sum of a 3,000 x 3,000 array differs the same way,
-    and XLA_FLAGS' --xla_cpu_multi_thread_eigen=false and intra_op_parallelism_threads=1 do not change it.
-    A client started with two CPUs in view computes as on a two-CPU machine (the machine the committed results
-    were computed on) on any machine with at least two; a process allowed one CPU (a one-CPU cluster
-    allocation) computes as on a one-CPU machine, and the fit's info records `xla_client_cpus`. Where the
-    system has no CPU affinity (macOS) the client sees every CPU and the count is recorded as such."""
-    if not hasattr(os, "sched_setaffinity"):
-        _jax_compilation_cache(os.cpu_count() or 0)
-        import jax
-
-        jax.devices("cpu")
-        return os.cpu_count() or 0
-    allowed = sorted(os.sched_getaffinity(0))
-    used = allowed[:cpus]
-    _jax_compilation_cache(len(used))
-    import jax
-
-    os.sched_setaffinity(0, set(used))
-    try:
-        jax.devices("cpu")  # the CPU client is made now, with these CPUs in view
-    finally:
-        os.sched_setaffinity(0, set(allowed))
-    return len(used)
-
-
+_jax_compilation_cache()
 
 
 # ------------------------------------------------------------------ MST and AIM (smartnoise-synth)
@@ -177,8 +144,7 @@ def _fit_snsynth(train, cfg, p):
         if len(supports) != 1:
             raise RuntimeError("smartnoise MST: cannot find the supports of its domain compression")
         synth.undo_compress_fn = functools.partial(synth.reverse_data, supports=supports[0])
-    return synth, {"epsilon_library": float(synth.epsilon), "delta_library": float(synth.delta),
-                   "xla_client_cpus": _client_cpus, **info}
+    return synth, {"epsilon_library": float(synth.epsilon), "delta_library": float(synth.delta), **info}
 
 
 def _sample_snsynth(model, n, cfg):
@@ -234,14 +200,6 @@ def _sample_privbayes(model, n, cfg):
     for c in cfg["categorical"]:
         out[c] = out[c].where(out[c].isna(), out[c].astype(str).str.removeprefix(TEXT_PREFIX))
     return out
-
-
-def prepare(cfg) -> None:
-    """Before MST's or AIM's fit, or the unpickling of their model (which makes JAX arrays): JAX's CPU client
-    started with XLA_CLIENT_CPUS CPUs in view."""
-    global _client_cpus
-    if cfg["method"] in ("mst", "aim"):
-        _client_cpus = _jax_client()
 
 
 METHODS = {"mst": (_fit_snsynth, _sample_snsynth), "aim": (_fit_snsynth, _sample_snsynth),
