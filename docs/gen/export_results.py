@@ -192,7 +192,9 @@ def _merge(out: Path, cols: list[str], rows: list[list[str]], entry: dict, resul
               "date": max(previous.get("date") or "", entry["date"]),
               "versions": {k: v for k, v in entry["versions"].items() if old_versions.get(k) == v}}
     if not str(previous.get("source", "")).startswith(entry["source"]):  # the kept rows came from elsewhere
-        merged["source"] = f"{entry['source']}; the rows kept from the earlier run(s): {previous.get('source')}"
+        how = entry["source"].partition("; ")[2]  # "regenerate with ...": said once, not again for the kept rows
+        kept_from = str(previous.get("source")).removesuffix(f"; {how}" if how else "")
+        merged["source"] = f"{entry['source']}; the rows kept from the earlier run(s): {kept_from}"
     kept = [r for r in old[1:] if tuple(r[:3]) not in ran]
     note = _empty_note(previous.get("note"), kept, added)
     if note:

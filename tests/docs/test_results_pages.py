@@ -485,6 +485,15 @@ def test_a_merge_into_rows_of_another_source_names_both_sources(tmp_path):
         assert source == ("exported from the study's leaderboard.csv by docs/gen/export_results.py; regenerate "
                           "with `holdbench run toy` + `python docs/gen/export_results.py`; the rows kept from the "
                           "earlier run(s): recorded in README.md at abc1234 before the docs site existed")
+    # a kept source that ends in the same "regenerate with ..." clause does not say it twice
+    doc = json.loads((out / "provenance.json").read_text())
+    how = "regenerate with `holdbench run toy` + `python docs/gen/export_results.py`"
+    doc["tables"][0]["source"] = f"recorded in README.md at abc1234; {how}"
+    (out / "provenance.json").write_text(json.dumps(doc))
+    export.export(partial.path, out, machine_text="m", merge=True)
+    assert json.loads((out / "provenance.json").read_text())["tables"][0]["source"] == (
+        f"exported from the study's leaderboard.csv by docs/gen/export_results.py; {how}; the rows kept from the "
+        "earlier run(s): recorded in README.md at abc1234")
 
 
 def test_export_refuses_a_directory_without_a_leaderboard(tmp_path):
