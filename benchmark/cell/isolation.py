@@ -50,6 +50,27 @@ EXIT_GRACE = 5.0
 _POLL = 0.2
 
 
+@contextlib.contextmanager
+def one_numeric_thread() -> Iterator[None]:
+    """BLAS and OpenMP on one thread, in this process and in those it starts meanwhile (joblib's workers
+    inherit the environment), as in a cell's evaluate child. A multi-threaded BLAS sums in another order,
+    so without this an evaluation's last digits would follow the machine's number of cores; parallel work
+    goes through `n_jobs`' processes instead. The environment is restored afterwards."""
+    from threadpoolctl import threadpool_limits
+
+    old = {k: os.environ.get(k) for k in THREAD_ENV}
+    os.environ.update(dict.fromkeys(THREAD_ENV, "1"))
+    try:
+        with threadpool_limits(limits=1):
+            yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 class Interrupted(RuntimeError):
     """The supervisor lost Snakemake or was told to stop: the cell was killed, nothing is written."""
 

@@ -24,6 +24,10 @@ _COMMANDS = (
 #: config search path (holdbench.benchmark.config.CONFIG_PATH_ENV) for this command and the jobs it starts
 CONFIG_COMMANDS = ("run", "validate", "evaluate", "check", "datasets", "load")
 
+#: the commands that compute metrics in this process: BLAS and OpenMP on one thread, as in a study's cells
+#: (holdbench.benchmark.cell.isolation.one_numeric_thread), so their numbers equal the cells' on any machine
+NUMERIC_COMMANDS = ("evaluate", "check", "report")
+
 
 class UserError(Exception):
     """An error whose message is the whole story: printed without a traceback."""
@@ -81,7 +85,12 @@ def main(argv: list[str] | None = None) -> int:
     args.argv = list(sys.argv[1:] if argv is None else argv)  # the command line, to repeat it (resume)
     try:
         use_config_dirs(getattr(args, "config_dir", None) or [])
-        return int(args.func(args) or 0)
+        if args.command not in NUMERIC_COMMANDS:
+            return int(args.func(args) or 0)
+        from holdbench.benchmark.cell.isolation import one_numeric_thread
+
+        with one_numeric_thread():
+            return int(args.func(args) or 0)
     except OSError as exc:
         from holdbench.benchmark.cell.isolation import disk_problem
 

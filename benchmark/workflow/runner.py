@@ -16,7 +16,8 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from holdbench.benchmark.cell.isolation import THREAD_ENV, Interrupted, cell_attempt, disk_problem, failure, run_isolated
+from holdbench.benchmark.cell.isolation import (Interrupted, cell_attempt, disk_problem, failure, one_numeric_thread,
+                                                run_isolated)
 from holdbench.benchmark.layout import (
     GENERATE_JSON,
     MARGINALS,
@@ -375,11 +376,8 @@ def _write_shard(lay: StudyLayout, dataset: str, seed: int, synth: str, shard: i
     cdir = lay.cell_dir(dataset, seed, synth)
     arrays: dict = {}
     if gen["status"] == "ok" and not file_problem(cdir / SYNTHETIC, (gen.get("outputs") or {}).get(SYNTHETIC)):
-        from threadpoolctl import threadpool_limits
-
-        os.environ.update(dict.fromkeys(THREAD_ENV, "1"))  # as the evaluate child: its joblib workers inherit it
         try:
-            with threadpool_limits(limits=1):
+            with one_numeric_thread():  # as the evaluate child
                 arrays = _shard_arrays(lay, dataset, seed, cdir, gen, shard, of)
         except Exception as exc:  # noqa: BLE001 - recorded for the cell, like the evaluate child's failures
             arrays = {_SHARD_FAILED: np.array(clean_line(f"{type(exc).__name__}: {exc}"))}
