@@ -55,7 +55,7 @@ def one_numeric_thread() -> Iterator[None]:
     """BLAS and OpenMP on one thread, in this process and in those it starts meanwhile (joblib's workers
     inherit the environment), as in a cell's evaluate child. A multi-threaded BLAS sums in another order,
     so without this an evaluation's last digits would follow the machine's number of cores; parallel work
-    goes through `n_jobs`' processes instead. The environment is restored afterwards."""
+    goes through the metric families' `n_jobs` workers instead. The environment is restored afterwards."""
     from threadpoolctl import threadpool_limits
 
     old = {k: os.environ.get(k) for k in THREAD_ENV}
