@@ -60,6 +60,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from holdbench.contracts.environ import environ_set
 from holdbench.contracts.io import read_parquet
 from holdbench.synthesizers._seeding import seed_everything, single_thread
 from holdbench.synthesizers.base import FitContext, Synthesizer, SynthesizerUnavailable
@@ -171,24 +172,18 @@ def redirected_caches(scratch: Path) -> Iterator[dict[str, str]]:
     imported, its config is pointed at the scratch directory too (and restored).
     """
     env = cache_env(scratch)
-    saved_env = {k: os.environ.get(k) for k in env}
     config = sys.modules.get("datasets.config")
     saved_cfg = {}
     if config is not None:
         saved_cfg = {k: getattr(config, k) for k in ("HF_DATASETS_CACHE", "HF_MODULES_CACHE") if hasattr(config, k)}
-    os.environ.update(env)
-    for key in saved_cfg:
-        setattr(config, key, Path(env[key]))
-    try:
-        yield env
-    finally:
-        for key, value in saved_env.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        for key, value in saved_cfg.items():
-            setattr(config, key, value)
+    with environ_set(env):
+        for key in saved_cfg:
+            setattr(config, key, Path(env[key]))
+        try:
+            yield env
+        finally:
+            for key, value in saved_cfg.items():
+                setattr(config, key, value)
 
 
 def used_encodings(workspace: Path) -> dict[str, str]:

@@ -58,17 +58,10 @@ def one_numeric_thread() -> Iterator[None]:
     goes through the metric families' `n_jobs` workers instead. The environment is restored afterwards."""
     from threadpoolctl import threadpool_limits
 
-    old = {k: os.environ.get(k) for k in THREAD_ENV}
-    os.environ.update(dict.fromkeys(THREAD_ENV, "1"))
-    try:
-        with threadpool_limits(limits=1):
-            yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    from holdbench.contracts.environ import environ_set
+
+    with environ_set(dict.fromkeys(THREAD_ENV, "1")), threadpool_limits(limits=1):
+        yield
 
 
 class Interrupted(RuntimeError):

@@ -94,3 +94,15 @@ def test_evaluate_on_files_gives_the_same_numbers_with_one_or_two_blas_threads(t
         got[threads] = _metrics(out)
     assert got["1"]["pmse_ratio"] > 5  # the shuffle broke the pairs: a large, well-fitted ratio
     assert got["1"] == got["2"]
+
+
+def test_environ_set_restores_set_and_unset_variables_also_when_the_block_raises(monkeypatch):
+    from holdbench.contracts.environ import environ_set
+
+    monkeypatch.setenv("HB_ENV_SET_A", "before")
+    monkeypatch.delenv("HB_ENV_SET_B", raising=False)
+    with pytest.raises(KeyError), environ_set({"HB_ENV_SET_A": "a", "HB_ENV_SET_B": "b"}):
+        assert (os.environ["HB_ENV_SET_A"], os.environ["HB_ENV_SET_B"]) == ("a", "b")
+        raise KeyError("inside")
+    assert os.environ["HB_ENV_SET_A"] == "before"
+    assert "HB_ENV_SET_B" not in os.environ
