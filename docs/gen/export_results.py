@@ -66,7 +66,10 @@ def machine() -> str:
 
 
 def export(study_dir: Path, out: Path, *, machine_text: str | None = None, command: str | None = None,
-           merge: bool = False) -> dict:
+           merge: bool = False, note: str | None = None) -> dict:
+    """The study's leaderboard and its provenance entry into `out` (see the module doc); `note`: what a reader
+    needs to read the table (split, sizes, caveats), the entry's note (with `merge`, in place of the previous
+    note's own text; its "not in the table of the earlier run(s)" parts are still kept up to date)."""
     study_dir = Path(study_dir)
     results = load_results(study_dir)
     board_path = results.layout.leaderboard_csv
@@ -106,9 +109,13 @@ def export(study_dir: Path, out: Path, *, machine_text: str | None = None, comma
         "versions": common,
         "group_by": "dataset",
     }
+    if note is not None and not note.strip():
+        raise ValueError("--note is empty: give the text, or leave the option out")
+    if note and not merge:
+        entry["note"] = note.strip()
     out.mkdir(parents=True, exist_ok=True)
     if merge:
-        return _merge(out, cols, rows, entry, results)
+        return _merge(out, cols, rows, entry, results, note.strip() if note else None)
     kept = []
     prov_path = out / "provenance.json"
     if prov_path.is_file():
@@ -140,17 +147,19 @@ _EMPTY_PART = re.compile(rf"^(?P<cols>.+): (?:{re.escape(_NOT_COMPUTED)}|{re.esc
                          r"(?P<cells>.+)$")
 
 
-def _empty_note(previous: str | None, kept: list[list[str]], added: list[str]) -> str | None:
+def _empty_note(previous: str | None, kept: list[list[str]], added: list[str], own: str | None = None) -> str | None:
     """The leaderboard entry's note after a merge: the parts of the previous note kept as they were, except that
     each "<columns>: not in the table of the earlier run(s), so empty for <cells>" part names only the cells the
     merged board still holds from earlier runs (a run that replaced them computed those columns; a part left
-    with no cell goes), and a new such part for the columns this run adds, naming the kept rows' cells."""
+    with no cell goes), and a new such part for the columns this run adds, naming the kept rows' cells. `own`, when
+    given, replaces the previous note's other parts."""
     still = ["/".join(r[:2]) for r in kept]
-    parts = []
+    parts = [own] if own else []
     for part in previous.split("; ") if previous else []:
         match = _EMPTY_PART.match(part)
         if match is None:
-            parts.append(part)
+            if not own:
+                parts.append(part)
             continue
         cells = [c for c in match["cells"].split(", ") if c in still]
         if cells:
@@ -160,7 +169,7 @@ def _empty_note(previous: str | None, kept: list[list[str]], added: list[str]) -
     return "; ".join(parts) or None
 
 
-def _merge(out: Path, cols: list[str], rows: list[list[str]], entry: dict, results) -> dict:
+def _merge(out: Path, cols: list[str], rows: list[list[str]], entry: dict, results, own_note: str | None = None) -> dict:
     board, prov_path = out / "leaderboard.csv", out / "provenance.json"
     if not board.is_file() or not prov_path.is_file():
         raise FileNotFoundError(f"--merge: {out} has no leaderboard.csv and provenance.json to merge with")
@@ -196,7 +205,7 @@ def _merge(out: Path, cols: list[str], rows: list[list[str]], entry: dict, resul
         kept_from = str(previous.get("source")).removesuffix(f"; {how}" if how else "")
         merged["source"] = f"{entry['source']}; the rows kept from the earlier run(s): {kept_from}"
     kept = [r for r in old[1:] if tuple(r[:3]) not in ran]
-    note = _empty_note(previous.get("note"), kept, added)
+    note = _empty_note(previous.get("note"), kept, added, own_note)
     if note:
         merged["note"] = note
     else:
@@ -220,8 +229,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--merge", action="store_true",
                     help="add this run's cells to the committed leaderboard (replacing the same cells) instead of "
                          "replacing it")
+    ap.add_argument("--note", help="the leaderboard entry's note: what a reader needs to read the table (split, "
+                                   "sizes, caveats); with --merge it replaces the previous note's own text")
     args = ap.parse_args(argv)
-    doc = export(args.study_dir, args.out_dir, machine_text=args.machine, command=args.command, merge=args.merge)
+    doc = export(args.study_dir, args.out_dir, machine_text=args.machine, command=args.command, merge=args.merge,
+                 note=args.note)
     t = doc["tables"][0]
     print(f"{args.out_dir}: leaderboard.csv, provenance.json (commit {t['run_commit']}, {t['machine']}, {t['date']})")
     return 0

@@ -500,3 +500,24 @@ def test_export_refuses_a_directory_without_a_leaderboard(tmp_path):
     export = _module("export_results")
     with pytest.raises(FileNotFoundError, match="leaderboard.csv"):
         export.export(tmp_path, tmp_path / "out")
+
+
+def test_export_note_is_the_entry_note_and_a_merge_keeps_its_empty_column_parts(tmp_path):
+    """--note sets the leaderboard entry's note; a merge with --note replaces the note's own text but keeps the
+    "not in the table of the earlier run(s)" part naming the rows still kept; an empty --note is refused."""
+    export, out, exported = _exported_toy(tmp_path)
+
+    def note() -> str | None:
+        return json.loads((out / "provenance.json").read_text())["tables"][0].get("note")
+
+    assert note() is None
+    export.export(tmp_path / "a" / "toy", out, machine_text="m", note="split 50/50; 20 rows")
+    assert note() == "split 50/50; 20 rows"
+    dropped = exported[0].index("F3 ratio")
+    with (out / "leaderboard.csv").open("w", newline="") as fh:
+        csv.writer(fh, lineterminator="\n").writerows([[v for i, v in enumerate(r) if i != dropped] for r in exported])
+    export.export(_partial_holdout_run(tmp_path).path, out, machine_text="m", merge=True, note="a new text")
+    assert note().startswith("a new text; F3 ratio: not in the table of the earlier run(s), so empty for ")
+    assert "split 50/50" not in note() and "/holdout" not in note() and "alpha/gauss" in note()
+    with pytest.raises(ValueError, match="--note is empty"):
+        export.export(tmp_path / "a" / "toy", out, machine_text="m", note="  ")
