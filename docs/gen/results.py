@@ -456,11 +456,8 @@ PROSE = {
         "reveals is what the population reveals); on online-shoppers `cart` reveals far more about T's records "
         "than about H's, R's synthpop and `bq_cart` somewhat more, while `bq_mnl` reveals less about T's records "
         "than about H's. On these data the method buys privacy, not fidelity. The holdout row shows what real "
-        "data scores. Online-shoppers' `bq_cart` and `bq_mnl` rows are tuned with the current defaults (each "
-        "evaluation scored on ten synthetic sets of |T| rows, the best five re-scored on new sets); adult's "
-        "`bq_cart` and `bq_mnl` rows come from an earlier run, tuned on synthetic sets of a fixed size without "
-        "re-scoring, whose table lacks the columns left empty (the provenance note names those rows). "
-        "bank-marketing was not run; "
+        "data scores. Every `bq_cart` and `bq_mnl` row is tuned with the current defaults (each evaluation scored "
+        "on ten synthetic sets of |T| rows, the best five re-scored on new sets). bank-marketing was not run; "
         "credit-default's `bq_cart` and `bq_mnl` cells did not finish tuning and were stopped."),
     ("bale_quick", "robustness_mnl.csv"): (
         "Tuning `bq_mnl` on the sk-proxy table, ten fits per variant: its C searched on 9 log-spaced points, the "
