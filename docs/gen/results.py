@@ -332,8 +332,8 @@ PROSE = {
         "ε), `audited_membership` for a generator without a DP guarantee (its bound must be 0: any bound above 0 is "
         "a vulnerable record whose membership the attack tells beyond chance). The DP cells ran with "
         "the dataset's categorical levels declared public (its dataset config) and numeric bounds estimated under DP "
-        "(their share of ε in each cell's generate.json); online-shoppers' DP rows and adult's DP rows "
-        "come from later runs of those cells alone, merged into the tables (the provenance names every run)."),
+        "(their share of ε in each cell's generate.json); the DP rows of both datasets come from later runs of "
+        "those cells alone, merged into the tables (the provenance names every run)."),
     ("audit", "recheck.csv"): (
         "The two DP cells of adult whose largest per-target AUC rose above chance level in the first table, audited "
         "again by the `audit_recheck` study: the same split and targets, three times the test fits, shadow fits of "
