@@ -6,6 +6,9 @@ the install command, where the plug-in venv is missing (.ci/install.sh installs 
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pandas as pd
 import pytest
 from holdbench.benchmark.config import build_synthesizer, synthesizer_config
@@ -83,11 +86,9 @@ def test_seeded_runs_are_byte_identical_and_match_the_schema(name, train, schema
 
     synth, first = run(3, 4)
     if name in _JAX:  # the second run loads what the first compiled
-        import os
-
-        sized = cache / f"jax-cache-{len(os.sched_getaffinity(0))}cpu"  # one cache per number of CPUs
+        sized = cache / "jax-cache-2threads"  # one cache per XLA thread count, which the worker fixes at 2
         assert [p.name for p in cache.iterdir()] == [sized.name] and any(sized.iterdir()), \
-            "the first run wrote no compiled program to the JAX cache of its number of CPUs"
+            "the first run wrote no compiled program to the JAX cache of its XLA thread count"
     _, again = run(3, 4)
     assert first.to_csv().encode() == again.to_csv().encode()
     other = synth.sample(150, seed=5)  # the same fit, another sample seed
@@ -100,3 +101,45 @@ def test_seeded_runs_are_byte_identical_and_match_the_schema(name, train, schema
     if GENERATORS[name] == "dp":  # the epsilon it ran at is read back from what generate.json records
         assert info["settings"]["epsilon"] == synthesizer_config(name, "smoke")["epsilon"]
     pd.testing.assert_frame_equal(first, schema.coerce(first, "test"))
+
+
+#: run by the dp venv's python: a column sum XLA splits over its thread pool, in a process allowed one CPU
+#: ("1") or all of them, with the dp worker imported first ("worker") or not
+_XLA_PROBE = """
+import hashlib, os, sys
+if sys.argv[1] == "1":
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+if sys.argv[2] == "worker":
+    sys.path[:0] = [sys.argv[3], sys.argv[4]]
+    import worker  # noqa: F401  (sets XLA's environment before jax is imported)
+import jax
+import numpy as np
+x = np.random.default_rng(0).standard_normal((3000, 3000)).astype(np.float32)
+print(hashlib.sha256(np.asarray(jax.jit(lambda a: a.sum(axis=0))(x)).tobytes()).hexdigest())
+"""
+
+
+@_needs("dp")
+@pytest.mark.skipif(len(getattr(os, "sched_getaffinity", lambda _: ())(0)) < 2,
+                    reason="needs Linux and a process allowed two CPUs or more")
+def test_the_dp_worker_computes_the_same_with_one_cpu_as_with_several():
+    """XLA's CPU client splits a reduction over one thread per CPU the process may use: without the dp
+    worker's fixed thread count the same column sum differs between one CPU and two (the control, which
+    shows the probe can tell), with it the bytes are equal, as MST's and AIM's fits then are."""
+    import subprocess
+
+    from holdbench.synthesizers.plugins import dp
+
+    python = plugin_env.get("dp").python()
+    folder = Path(dp.__file__).parent
+    env = {k: v for k, v in os.environ.items() if k not in ("PJRT_NPROC", "NPROC", "XLA_FLAGS")}
+    env |= {"JAX_PLATFORMS": "cpu", "HOLDBENCH_JAX_CACHE": "off"}
+
+    def digest(cpus: str, mode: str) -> str:
+        out = subprocess.run([str(python), "-c", _XLA_PROBE, cpus, mode, str(folder.parent), str(folder)],
+                             env=env, capture_output=True, text=True, check=False)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return out.stdout.split()[-1]
+
+    assert digest("1", "bare") != digest("all", "bare"), "the control: XLA's sum no longer follows the CPUs"
+    assert digest("1", "worker") == digest("all", "worker")

@@ -22,37 +22,44 @@ from holdbench_worker import SettingsError
 LIBRARIES = {"mst": ("snsynth", "smartnoise-synth"), "aim": ("snsynth", "smartnoise-synth"),
              "privbayes": ("DataSynthesizer", "DataSynthesizer")}
 TEXT_PREFIX = "v:"
-#: the folder of the compiled XLA programs kept between worker processes, one cache per number of CPUs
-#: inside it; "off" disables (default: the venv)
+#: the folder of the compiled XLA programs kept between worker processes ("off" disables; default: the venv)
 JAX_CACHE_VAR = "HOLDBENCH_JAX_CACHE"
+#: the threads of XLA's CPU client in every fit and sample, whatever the machine's CPUs (see _jax_environment)
+XLA_THREADS = 2
 
 
-def _jax_compilation_cache() -> None:
-    """MST and AIM run on private-pgm (`mbi`), written in JAX: every worker process compiles its XLA programs
-    afresh (some 250 small ones for one MST fit, ~6 of its ~10 CPU seconds on a 1,000-row, 5-column
-    domain), and the harness starts one process per fit and per sample. JAX's persistent compilation cache
-    keeps them on disk, keyed by the program, its shapes, the compile options and the jax/jaxlib versions,
-    so a later process with the same shapes loads the executable XLA would have compiled: the fitted model
-    and its samples are unchanged (tests/synthesizers/test_plugin_generators.py compares them byte for
-    byte). Every program is cached (JAX's default keeps only those compiling for 1 s or more: none here).
-    Entries are compressed, so a half-written one fails to decompress and JAX compiles it again (a warning).
-    XLA's CPU client splits a large reduction by the CPUs the process may use (a column sum of a
-    3,000 x 3,000 array differs between one and two), and the key does not hold that number: a one-CPU
-    process that loaded what two-CPU processes had compiled gave other AIM samples on adult's T than they
-    did. So each number of CPUs has its own cache, `jax-cache-<n>cpu`, in the venv or under
-    HOLDBENCH_JAX_CACHE: what a fit gives depends on the CPUs of its own process, never on which processes
-    filled the cache before it.
-    Set by environment before jax is imported (this module is loaded before the library)."""
+def _jax_environment() -> None:
+    """Fixes XLA's thread pool and turns on JAX's persistent compilation cache, by environment before jax is
+    imported (this module is loaded before the library; setting variables draws nothing from any RNG).
+
+    Threads: XLA's CPU client splits a large reduction or product over its intra-op thread pool, one thread
+    per CPU the process may use unless PJRT_NPROC says otherwise, so the last digits of an MST or AIM fit
+    followed the CPUs of the worker's process (a column sum of a 3,000 x 3,000 array differs between one
+    and two threads, a 200,000 x 40 product between two and four; on adult's T a one-CPU `aim_eps10` fit
+    gave other samples than a two-CPU one). PJRT_NPROC is set to XLA_THREADS for every fit and sample, so a
+    one-CPU cluster job and a many-core workstation compute what the two-CPU machines of the committed
+    results computed (tests/synthesizers/test_plugin_generators.py compares one CPU against two).
+
+    Cache: MST and AIM run on private-pgm (`mbi`), written in JAX: every worker process compiles its XLA
+    programs afresh (some 250 small ones for one MST fit, ~6 of its ~10 CPU seconds on a 1,000-row,
+    5-column domain), and the harness starts one process per fit and per sample. JAX's persistent
+    compilation cache keeps them on disk, keyed by the program, its shapes, the compile options and the
+    jax/jaxlib versions, so a later process with the same shapes loads the executable XLA would have
+    compiled: the fitted model and its samples are unchanged (the same test compares them byte for byte).
+    Every program is cached (JAX's default keeps only those compiling for 1 s or more: none here). Entries
+    are compressed, so a half-written one fails to decompress and JAX compiles it again (a warning). The
+    key does not hold the thread count, so the folder does: `jax-cache-<n>threads`, in the venv or under
+    HOLDBENCH_JAX_CACHE."""
+    os.environ["PJRT_NPROC"] = str(XLA_THREADS)
     where = os.environ.get(JAX_CACHE_VAR) or str(Path(sys.prefix))
     if where == "off":
         return
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 0
-    os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(Path(where) / f"jax-cache-{cpus}cpu"))
+    os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(Path(where) / f"jax-cache-{XLA_THREADS}threads"))
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "-1")
 
 
-_jax_compilation_cache()
+_jax_environment()
 
 
 # ------------------------------------------------------------------ MST and AIM (smartnoise-synth)
