@@ -37,31 +37,37 @@ def _keep_library_path():
         os.environ["LD_LIBRARY_PATH"] = saved
 
 
-# Test files that take a minute or more on a 2-core machine (pytest --durations), longest first. They
+# Test files that take half a minute or more on a 2-core machine (summed from a junit report), longest first. They
 # are scheduled before every other file, which keeps its collection order after them: with
 # `--dist loadfile --no-loadscope-reorder` (.ci/test.sh) the workers take the long files first and the
 # short ones even out the end, instead of one worker running a long file alone at the end (xdist's
 # own order puts the files with the most tests first, and these have few). A file missing here only
 # runs later; a stale entry costs time, never a result.
 LONGEST_FIRST = (
-    "tests/workflow/test_no_silent_mixing.py",
     "tests/workflow/test_demo_study.py",
-    "tests/workflow/test_shards_and_healing.py",
+    "tests/workflow/test_no_silent_mixing.py",
     "tests/synthesizers/test_synthpop.py",
     "tests/workflow/test_slurm_live.py",
-    "tests/synthesizers/test_plugin_generators.py",
+    "tests/workflow/test_shards_and_healing.py",
     "tests/docs/test_guides_blocks.py",
-    "tests/workflow/test_stop_signals.py",
-    "tests/workflow/test_progress_run.py",
+    "tests/synthesizers/test_plugin_generators.py",
     "tests/workflow/test_paper_published.py",
     "tests/docs/test_extending_recipes.py",
-    "tests/workflow/test_extending_metric.py",
-    "tests/workflow/test_extending_synthesizer.py",
     "tests/workflow/test_faults.py",
-    "tests/workflow/test_tracking_and_containment.py",
+    "tests/workflow/test_stop_signals.py",
+    "tests/workflow/test_extending_metric.py",
+    "tests/benchmark/test_study_config.py",
     "tests/sequential/test_sequential_workflow.py",
-    "tests/workflow/test_sharded_workflow.py",
+    "tests/workflow/test_extending_synthesizer.py",
+    "tests/workflow/test_tracking_and_containment.py",
+    "tests/workflow/test_extending_dataset.py",
+    "tests/workflow/test_thread_invariance.py",
+    "tests/workflow/test_progress_run.py",
     "tests/benchmark/test_evaluate_cli.py",
+    "tests/workflow/test_sharded_workflow.py",
+    "tests/metrics/test_anonymeter_reference.py",
+    "tests/benchmark/test_mlflow_ui.py",
+    "tests/workflow/test_synthesizer_artifacts.py",
 )
 
 
