@@ -64,7 +64,8 @@ def test_exposed_records_point_at_the_copied_rows(report):
     _, rep, html, summary = report
     leak = rep["synthetic"]["leak"]["views"]["exposure"]
     fresh = rep["synthetic"]["fresh"]["views"]["exposure"]
-    assert leak["train_exact_match_rate"] == 1.0 and fresh["train_exact_match_rate"] < 0.2
+    assert leak["train_exact_copy_rate"] == 1.0 == leak["train_zero_distance_rate"]
+    assert fresh["train_exact_copy_rate"] == 0.0 and fresh["train_zero_distance_rate"] < 0.2
     top = leak["records"][0]
     assert top["d_synthetic"] == 0 and top["n_copies"] >= 1 and top["percentile"] < 0.2
     assert leak["masked"] and set(top["values"].values()) == {"•••"}

@@ -116,30 +116,37 @@ def marginal_views(marginals: pd.DataFrame | None) -> dict:
     return out
 
 
-def exposure(inputs, name: str, n_jobs: int, unmask: bool) -> dict:
-    """T's most exposed records (holdbench.metrics.privacy.record_exposure) and the exact-match rates of T
-    and of H; values masked unless `unmask`."""
+def exposure(inputs, name: str, n_jobs: int, unmask: bool, ids: tuple[np.ndarray, np.ndarray, np.ndarray]) -> dict:
+    """T's most exposed records (holdbench.metrics.privacy.record_exposure), the shares of T's and of H's
+    records that S copies exactly (identical in every value: `ids` are exact_row_ids of T, H, S) and
+    that S matches at Hamming distance 0 (the same bin of every column); values masked unless `unmask`."""
     from holdbench.metrics.privacy import distance_data, record_exposure
 
     codes = distance_data(inputs.train, inputs.holdout, inputs.synthetic[name], inputs.kinds)
     table = record_exposure(codes, n_jobs)
-    d_h_s = np.sort(codes.holdout_ids)  # H's rows copied verbatim in S: the rate unseen records get
-    s_ids = np.unique(codes.synthetic_ids)
-    h_match = float(np.isin(d_h_s, s_ids).mean()) if len(d_h_s) else float("nan")
+    t_ids, h_ids, s_ids = ids
     top = table.head(TOP_EXPOSED).copy()
     records = top.to_dict("records")
     for rec in records:
         row = inputs.train.iloc[int(rec["row"])]
         rec["values"] = {str(c): (str(v) if unmask else "•••") for c, v in row.items()}
     return {"records": records, "masked": not unmask,
-            "train_exact_match_rate": float((table["d_synthetic"] == 0).mean()),
-            "holdout_exact_match_rate": h_match,
+            "train_exact_copy_rate": _share_in(t_ids, s_ids), "holdout_exact_copy_rate": _share_in(h_ids, s_ids),
+            "train_zero_distance_rate": float((table["d_synthetic"] == 0).mean()),
+            "holdout_zero_distance_rate": _share_in(codes.holdout_ids, codes.synthetic_ids),
             "n_train_below_1pct": int((table["percentile"] < 0.01).sum()),
             "n_train": len(table)}
 
 
+def _share_in(ids: np.ndarray, other: np.ndarray) -> float:
+    """Share of the rows `ids` whose id occurs in `other` (NaN for no rows)."""
+    return float(np.isin(ids, np.unique(other)).mean()) if len(ids) else float("nan")
+
+
 def views(inputs, shared: Shared, ev: Evaluation, n_jobs: int, unmask: bool) -> None:
     """The report's per-column, per-pair and per-record views of one S, into ev.views."""
+    from holdbench.metrics.privacy import exact_row_ids
+
     t0 = time.process_time()
     s = inputs.synthetic[ev.name]
     counts, assoc = shared.of(s)
@@ -151,10 +158,11 @@ def views(inputs, shared: Shared, ev: Evaluation, n_jobs: int, unmask: bool) -> 
                         "synthetic": assoc,
                         "mean_abs_diff_synthetic": _mean_abs_off(assoc - shared.assoc["train"]),
                         "mean_abs_diff_holdout": _mean_abs_off(shared.assoc["holdout"] - shared.assoc["train"])}
-    v["diagnostics"] = diagnostics(inputs, ev.name)
+    ids = exact_row_ids([inputs.train, inputs.holdout, s], inputs.kinds)
+    v["diagnostics"] = diagnostics(inputs, ev.name, ids)
     ev.seconds["views"] = time.process_time() - t0
     t1 = time.process_time()
-    v["exposure"] = exposure(inputs, ev.name, n_jobs, unmask)
+    v["exposure"] = exposure(inputs, ev.name, n_jobs, unmask, ids)
     ev.seconds["exposure"] = time.process_time() - t1
 
 

@@ -140,8 +140,10 @@ def summary_md(rep: dict) -> str:
         exp = (rep["synthetic"][n].get("views") or {}).get("exposure")
         if exp:
             rows = ", ".join(str(r["row"]) for r in exp["records"][:10])
-            lines += ["", (f"Exposure: {100 * exp['train_exact_match_rate']:.2f}% of T's records have an exact copy in S "
-                           f"(H's records: {100 * exp['holdout_exact_match_rate']:.2f}%); {exp['n_train_below_1pct']:,} of "
+            lines += ["", (f"Exposure: {100 * exp['train_exact_copy_rate']:.2f}% of T's records have an exact copy in S "
+                           f"(identical in every value; H's records: {100 * exp['holdout_exact_copy_rate']:.2f}%), "
+                           f"{100 * exp['train_zero_distance_rate']:.2f}% an S record at Hamming distance 0 (the same bin "
+                           f"of every column; H's: {100 * exp['holdout_zero_distance_rate']:.2f}%); {exp['n_train_below_1pct']:,} of "
                            f"{exp['n_train']:,} T records have an S neighbour nearer than 99% of H's records have. "
                            + (f"Most exposed T rows (the first data row is 0): {rows}; their values are in report.html"
                               + (" (masked)." if exp["masked"] else ".") if rows else ""))]

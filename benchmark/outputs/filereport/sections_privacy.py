@@ -87,8 +87,10 @@ def _exposed(exp: dict | None, i: int) -> str:
     out = ["<p><b>Most exposed training records</b>: the records of T whose nearest S record is nearer than "
            "nearly every unseen record's (percentile = share of H records with an S neighbour at most as near; "
            f"near 0 = exposed). {exp['n_train_below_1pct']:,} of {exp['n_train']:,} records of T are below the 1st "
-           f"percentile. Exact matches (equal on every code): {pct(exp['train_exact_match_rate'])} of T's records "
-           f"have one in S, against {pct(exp['holdout_exact_match_rate'])} of H's."
+           f"percentile. Exact copies (identical in every value): {pct(exp['train_exact_copy_rate'])} of T's records "
+           f"have one in S, against {pct(exp['holdout_exact_copy_rate'])} of H's; at Hamming distance 0 (the same bin "
+           f"of every column, as the DCR counts): {pct(exp['train_zero_distance_rate'])} of T's, "
+           f"{pct(exp['holdout_zero_distance_rate'])} of H's."
            + (" Values are masked; <code>--unmask</code> shows them." if exp["masked"] else "") + "</p>"]
     recs = exp["records"]
     if not recs:
@@ -96,7 +98,7 @@ def _exposed(exp: dict | None, i: int) -> str:
     cols = list(recs[0]["values"])
     rows = [[num(r["row"], 0), num(r["percentile"], 4), num(r["d_synthetic"], 0), num(r["n_copies"], 0),
              num(r["d_holdout"], 0)] + [esc(r["values"][c]) for c in cols] for r in recs]
-    out.append(table(["T row (first = 0)", "percentile", "distance to S", "copies in S", "distance to H"] + cols, rows,
+    out.append(table(["T row (first = 0)", "percentile", "distance to S", "S records at distance 0", "distance to H"] + cols, rows,
                      f"tbl-exposed-s{i}", {0, 1, 2, 3, 4}))
     return "\n".join(out)
 
