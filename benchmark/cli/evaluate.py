@@ -13,6 +13,7 @@ import os
 import shlex
 import sys
 import time
+import warnings
 from pathlib import Path
 
 from holdbench.benchmark.cli._pairs import (
@@ -219,21 +220,31 @@ def _run_pairs(args: argparse.Namespace) -> int:
 
 def _announce(family) -> None:
     """Make `family.compute` say on stderr which family is being computed and how long it took:
-    `[holdbench] utility ... 12.3 s` (the name first, the time appended when it is done)."""
+    `[holdbench] utility ... 12.3 s` (the name first, the time appended when it is done), then each warning
+    the family raised on a line of its own, `[holdbench] utility: warning: ...` (the message only: what a
+    warning says is also in the family's reason fields, and Python's format would print our source line)."""
     compute = family.compute
 
     def timed(data):
         print(f"[holdbench] {family.name} ...", end="", file=sys.stderr, flush=True)
         t0 = time.perf_counter()
-        try:
-            result = compute(data)
-        except BaseException:
-            print(f" failed after {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
-            raise
+        with warnings.catch_warnings(record=True) as caught:
+            try:
+                result = compute(data)
+            except BaseException:
+                print(f" failed after {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+                _say_warnings(family.name, caught)
+                raise
         print(f" {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+        _say_warnings(family.name, caught)
         return result
 
     family.compute = timed
+
+
+def _say_warnings(name: str, caught: list[warnings.WarningMessage]) -> None:
+    for message in dict.fromkeys(str(w.message) for w in caught):
+        print(f"[holdbench] {name}: warning: {message}", file=sys.stderr, flush=True)
 
 
 def check_out(out: str | None, inputs: list[str], what: str = "JSON file") -> None:

@@ -121,3 +121,34 @@ def test_dataset_option_takes_kinds_from_the_dataset_schema(tables, tmp_path, mo
     assert ds["dataset"] == "mine"
     # age as categorical keeps every distinct age in F1, as numeric it is cut into quantile bins
     assert ds["F1"] != plain["F1"]
+
+
+def test_a_familys_warnings_are_one_plain_line_each_after_its_time(capsys):
+    import warnings
+
+    class Family:
+        name = "fake"
+
+        def compute(self, data):
+            warnings.warn("pMSE: logistic fit did not converge", RuntimeWarning, stacklevel=1)
+            warnings.warn("pMSE: logistic fit did not converge", RuntimeWarning, stacklevel=1)
+            return data + 1
+
+    family = Family()
+    cli._announce(family)
+    assert family.compute(1) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("[holdbench] fake ... ") and err[0].endswith(" s")
+    assert err[1:] == ["[holdbench] fake: warning: pMSE: logistic fit did not converge"]  # once, no source line
+
+    class Failing(Family):
+        def compute(self, data):
+            warnings.warn("about to fail", UserWarning, stacklevel=1)
+            raise ValueError("broken")
+
+    failing = Failing()
+    cli._announce(failing)
+    with pytest.raises(ValueError, match="broken"):
+        failing.compute(1)
+    err = capsys.readouterr().err.splitlines()
+    assert "failed after" in err[0] and err[1:] == ["[holdbench] fake: warning: about to fail"]
