@@ -140,7 +140,7 @@ def exposure(inputs, name: str, n_jobs: int, unmask: bool, ids: tuple[np.ndarray
 
 def _share_in(ids: np.ndarray, other: np.ndarray) -> float:
     """Share of the rows `ids` whose id occurs in `other` (NaN for no rows)."""
-    return float(np.isin(ids, np.unique(other)).mean()) if len(ids) else float("nan")
+    return float(np.isin(ids, other).mean()) if len(ids) else float("nan")
 
 
 def views(inputs, shared: Shared, ev: Evaluation, n_jobs: int, unmask: bool) -> None:

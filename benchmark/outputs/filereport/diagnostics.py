@@ -10,7 +10,6 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from holdbench.metrics.privacy import exact_row_ids
 
 
 def _column(col: str, kind: str, train: pd.Series, other: pd.Series) -> dict:
@@ -81,9 +80,9 @@ def identifier_text(found: list[dict], of: str = "T", how: str | None = None) ->
             f"and its measures say nothing; {how}")
 
 
-def diagnostics(inputs, name: str, ids: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> dict:
+def diagnostics(inputs, name: str, ids: tuple[np.ndarray, np.ndarray, np.ndarray]) -> dict:
     """Per column (S and H side by side) and per table: the validity counts of S `name`; `ids` are
-    exact_row_ids of (T, H, S) when the caller has them."""
+    holdbench.metrics.privacy.exact_row_ids of (T, H, S), which the exposure view uses too."""
     train, holdout, synthetic = inputs.train, inputs.holdout, inputs.synthetic[name]
     rows = []
     for col in train.columns:
@@ -95,7 +94,7 @@ def diagnostics(inputs, name: str, ids: tuple[np.ndarray, np.ndarray, np.ndarray
                      "outside_range_holdout": h["outside_range"], "outside_range_synthetic": s["outside_range"],
                      "unseen_holdout": h["unseen_categories"], "unseen_synthetic": s["unseen_categories"],
                      "unseen_examples_synthetic": s["unseen_examples"]})
-    t_ids, h_ids, s_ids = exact_row_ids([train, holdout, synthetic], inputs.kinds) if ids is None else ids
+    t_ids, h_ids, s_ids = ids
     types = []
     t_types = inputs.raw_dtypes.get("train", {})
     notes = inputs.read_notes.get(name, {})
